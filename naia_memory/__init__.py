@@ -1,0 +1,36 @@
+"""naia-memory: local-first long-term memory for AI agents.
+
+Importing this package loads numpy only; embedders, Kiwi, Hydra and every
+peer library are imported when first used.
+"""
+from .config import EngineConfig
+from .contract import (
+    ConsolidationReport,
+    Decision,
+    DecisionOp,
+    EncodeResult,
+    ImportanceScore,
+    MemoryKind,
+    MemoryProvider,
+    RecallHit,
+    RecallResult,
+    Role,
+    SupportsBackup,
+    SupportsDecay,
+    SupportsGraph,
+    SupportsHistory,
+    SupportsImportance,
+    capabilities_of,
+)
+from .engine import MemorySystem
+from .providers import create_provider, provider_names
+from .stores.json_store import LocalStore
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ConsolidationReport", "Decision", "DecisionOp", "EncodeResult", "EngineConfig", "ImportanceScore", "LocalStore",
+    "MemoryKind", "MemoryProvider", "MemorySystem", "RecallHit", "RecallResult", "Role", "SupportsBackup",
+    "SupportsDecay", "SupportsGraph", "SupportsHistory", "SupportsImportance", "capabilities_of", "create_provider",
+    "provider_names",
+]

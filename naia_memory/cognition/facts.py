@@ -1,0 +1,65 @@
+"""Heuristic fact extraction: user statements -> atomic fact candidates.
+
+Only the user's own turns are sources (AIDA's lesson: an assistant turn read
+as a fact launders the model's words into "memory"). Questions, hypotheticals
+and fillers are not facts.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from . import contradiction
+from .importance import EXPLICIT_KEEP_CUES, IMPORTANCE_CUES, _FIRST_PERSON, utility
+
+SPEAKER_PREFIX = re.compile(r"^\s*(user|other|assistant|speaker\s*\d|사용자)\s*:\s*", re.IGNORECASE)
+TASK_CUES = ("하는 중", "작업 중", "막혀", "마감", "working on", "stuck on", "deadline", "today i need")
+
+
+@dataclass(frozen=True)
+class FactCandidate:
+    content: str
+    attribute: str | None
+    memory_class: str
+    source_sentence: str
+
+
+def strip_speaker(text: str) -> str:
+    return SPEAKER_PREFIX.sub("", text).strip()
+
+
+def memory_class_of(sentence: str, attr: contradiction.Attribute | None) -> str:
+    low = sentence.lower()
+    if any(c in low for c in EXPLICIT_KEEP_CUES):
+        return "permanent"
+    if any(c in low for c in TASK_CUES):
+        return "task_state"
+    if attr is not None:
+        return attr.memory_class
+    return "observation"
+
+
+def _is_informative(sentence: str) -> bool:
+    low = f" {sentence.lower()} "
+    if _FIRST_PERSON.search(sentence):
+        return True
+    if contradiction.detect_attribute(sentence) is not None:
+        return True
+    return any(c in low for cues in IMPORTANCE_CUES.values() for c in cues)
+
+
+def extract_facts(text: str, role: str, split_sentences: Callable[[str], Sequence[str]], min_words: int = 2) -> list[FactCandidate]:
+    if role != "user":
+        return []
+    body = strip_speaker(text)
+    out: list[FactCandidate] = []
+    for sent in split_sentences(body):
+        s = sent.strip()
+        if not s or utility(s) == 0.0 or len(s.split()) < min_words and len(s) < 6:
+            continue
+        if not contradiction.is_statement(s) or not _is_informative(s):
+            continue
+        attr = contradiction.detect_attribute(s)
+        out.append(FactCandidate(content=s, attribute=attr.name if attr else None, memory_class=memory_class_of(s, attr), source_sentence=s))
+    return out

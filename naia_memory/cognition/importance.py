@@ -1,0 +1,135 @@
+"""Importance gate: importance, surprise and emotion, plus utility and role.
+
+Scores are cue-based so they are explainable and free: the matched cues are
+returned with the score. ``surprise`` is passed in (computed by the caller
+from the nearest existing memories) to keep this module pure.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Mapping, Sequence
+
+from ..contract import ImportanceScore
+
+ROLE_WEIGHTS: dict[str, float] = {"user": 1.0, "assistant": 0.6, "system": 0.3, "tool": 0.4}
+
+# Each cue family adds to importance once, however many of its cues match.
+IMPORTANCE_CUES: dict[str, tuple[str, ...]] = {
+    "work": ("회사", "직장", "직업", "일해", "일하", "근무", "취직", "이직", "퇴사", "스타트업", "출근", "전공", "학교", "대학",
+             "job", "work", "company", "office", "career", "startup", "employ", "school", "study", "college"),
+    "home": ("이사", "살아", "살고", "거주", "집", "동네", "move", "moved", "live", "living", "house", "apartment", "home"),
+    "family": ("가족", "엄마", "아빠", "부모", "아내", "남편", "아들", "딸", "형", "누나", "언니", "오빠", "동생", "결혼", "여자친구", "남자친구", "아이",
+               "family", "mother", "father", "mom", "dad", "wife", "husband", "son", "daughter", "married", "kid", "child", "partner"),
+    "health": ("알레르기", "병원", "아파", "건강", "채식", "비건", "다이어트", "운동", "allergic", "allergy", "hospital", "sick", "health", "vegetarian", "vegan", "diet"),
+    "preference": ("좋아", "싫어", "선호", "취미", "즐겨", "관심", "favorite", "favourite", "love", "like", "hate", "prefer", "hobby", "enjoy"),
+    "identity": ("이름", "나이", "생일", "살이", "대 ", "남성", "여성", "name", "birthday", "years old", "born"),
+    "possession": ("키워", "키우", "강아지", "고양이", "반려", "차를", "pet", "dog", "cat", "own", "bought"),
+    "plan": ("계획", "예정", "목표", "준비", "할 거", "plan", "going to", "goal", "will"),
+}
+EXPLICIT_KEEP_CUES = ("기억해", "잊지 마", "잊지마", "꼭 기억", "remember this", "remember that", "don't forget", "never forget")
+EMOTION_CUES = ("행복", "기뻐", "기쁘", "슬퍼", "슬프", "화나", "화가", "짜증", "우울", "신나", "설레", "무서", "걱정", "불안", "사랑", "최고", "최악", "감동",
+                "ㅠ", "ㅜ", "happy", "sad", "angry", "upset", "excited", "scared", "worried", "anxious", "love", "hate", "amazing", "terrible", "awful")
+FILLER_WORDS = frozenset(
+    "안녕 안녕하세요 반가워 반가워요 반갑습니다 네 응 어 아 음 오 예 그래 그래요 그렇구나 그렇군요 맞아 맞아요 좋아요 ㅋㅋ ㅎㅎ ㅋ ㅎ 감사합니다 고마워 고마워요 알겠어 알겠어요 잘가 잘자 "
+    "hi hello hey ok okay yes yeah yep no nope thanks thank bye sure cool nice great hmm uh um lol".split()
+)
+_FIRST_PERSON = re.compile(r"(^|\s)(나는|난|내가|나도|저는|전|제가|저도|내|제|우리|나|저)(\s|$)|\b(i|i'm|my|me|mine|we|our)\b", re.IGNORECASE)
+_WORD = re.compile(r"[가-힣]+|[A-Za-z']+|\d+")
+
+
+@dataclass(frozen=True)
+class ImportanceConfig:
+    w_importance: float = 0.5
+    w_surprise: float = 0.3
+    w_emotion: float = 0.2
+    base_importance: float = 0.2
+    first_person_bonus: float = 0.2
+    per_family: float = 0.3
+    emotion_per_cue: float = 0.35
+    exclamation: float = 0.15
+    content_words_for_full_utility: int = 3
+    role_weights: Mapping[str, float] = field(default_factory=lambda: dict(ROLE_WEIGHTS))
+
+
+def utility(text: str, cfg: ImportanceConfig = ImportanceConfig()) -> float:
+    """0 for greetings and fillers, rising with the number of content words."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    content = [w for w in words if w not in FILLER_WORDS and not re.fullmatch(r"[ㅋㅎㅠㅜ]+", w)]
+    if not content:
+        return 0.0
+    return min(1.0, len(content) / cfg.content_words_for_full_utility)
+
+
+def _matches(text_l: str, cue: str) -> bool:
+    if re.fullmatch(r"[a-z' ]+", cue):
+        return re.search(rf"\b{re.escape(cue)}", text_l) is not None
+    return cue in text_l
+
+
+def importance_axis(text: str, cfg: ImportanceConfig = ImportanceConfig()) -> tuple[float, tuple[str, ...]]:
+    text_l = f" {text.lower()} "
+    if any(_matches(text_l, c) for c in EXPLICIT_KEEP_CUES):
+        return 1.0, ("explicit-keep",)
+    families = tuple(sorted(f for f, cues in IMPORTANCE_CUES.items() if any(_matches(text_l, c) for c in cues)))
+    score = cfg.base_importance + cfg.per_family * len(families)
+    if _FIRST_PERSON.search(text):
+        score += cfg.first_person_bonus
+        families = families + ("first-person",)
+    return min(1.0, score), families
+
+
+def emotion_axis(text: str, cfg: ImportanceConfig = ImportanceConfig()) -> float:
+    text_l = text.lower()
+    hits = sum(1 for c in EMOTION_CUES if _matches(f" {text_l} ", c))
+    score = cfg.emotion_per_cue * hits + (cfg.exclamation if "!" in text else 0.0)
+    return min(1.0, score)
+
+
+def lexical_surprise(tokens: Sequence[str], neighbours: Sequence[Sequence[str]]) -> float:
+    """1 - the highest Jaccard overlap with any nearby memory (1.0 when none)."""
+    mine = set(tokens)
+    if not mine:
+        return 0.0
+    best = 0.0
+    for other in neighbours:
+        o = set(other)
+        if o:
+            best = max(best, len(mine & o) / len(mine | o))
+    return 1.0 - best
+
+
+def score(
+    text: str,
+    role: str,
+    surprise: float,
+    cfg: ImportanceConfig = ImportanceConfig(),
+    overrides: Mapping[str, float] | None = None,
+) -> ImportanceScore:
+    """Combine the axes: role_weight * utility * (wi*I + ws*S + we*E).
+
+    ``overrides`` lets a caller pin any axis (e.g. ``{"importance": 1.0}``).
+    """
+    imp, cues = importance_axis(text, cfg)
+    emo = emotion_axis(text, cfg)
+    util = utility(text, cfg)
+    role_w = cfg.role_weights.get(str(role), 0.5)
+    axes = {"importance": imp, "surprise": float(surprise), "emotion": emo, "utility": util, "role_weight": role_w}
+    for key, val in (overrides or {}).items():
+        if key not in axes:
+            raise ValueError(f"unknown importance override {key!r}; use one of {sorted(axes)}")
+        if not 0.0 <= float(val) <= 1.0 and key != "role_weight":
+            raise ValueError(f"importance override {key}={val} outside [0, 1]")
+        axes[key] = float(val)
+    combined = axes["role_weight"] * axes["utility"] * (
+        cfg.w_importance * axes["importance"] + cfg.w_surprise * axes["surprise"] + cfg.w_emotion * axes["emotion"]
+    )
+    return ImportanceScore(combined=round(combined, 6), cues=cues, **axes)
+
+
+def passes_gate(s: ImportanceScore, threshold: float) -> bool:
+    return s.combined >= threshold
+
+
+def with_combined(s: ImportanceScore, combined: float) -> ImportanceScore:
+    return replace(s, combined=combined)

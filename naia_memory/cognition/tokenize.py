@@ -1,0 +1,124 @@
+"""Korean-aware tokenization shared by BM25, the graph and the FTS5 path.
+
+Korean is agglutinative: "회사로", "회사를", "회사에서" must all index as
+"회사". The reference stripped particles with regexes; here a real
+morphological analyser (Kiwi, its model bundled in ``kiwipiepy_model``) keeps
+content morphemes (nouns, verb/adjective stems, roots, foreign words,
+numbers) and drops particles and endings.
+"""
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+EN_STOPWORDS = frozenset(
+    """a an the and or but if then so of to in on at by for with from as is am are was were be been being
+    i me my mine myself you your yours he him his she her hers it its we us our they them their this that
+    these those do does did doing have has had having not no yes will would can could should shall may might
+    must just very really also too about into over under again there here what which who whom whose when
+    where why how all any both each few more most other some such only own same than s t don now user other""".split()
+)
+
+# Content morphemes kept for retrieval; particles (J*), endings (E*), suffixes
+# (XS*), punctuation (S* except SL/SN/SH) and bound nouns (NNB) are dropped.
+_KEEP_TAG_PREFIXES = ("NNG", "NNP", "NR", "VV", "VA", "XR", "SL", "SN", "SH", "MAG")
+_DROP_MAG = frozenset({"이제", "지금", "그냥", "좀", "막", "정말", "진짜", "너무", "많이", "아주", "다", "또", "잘", "더", "꼭", "안", "못"})
+_KO_STOPWORDS = frozenset({"것", "수", "때", "거", "사용자", "하", "있", "되", "없", "같", "이렇", "그렇", "어떻", "보", "주", "알"})
+
+
+def stem_en(word: str) -> str:
+    """A deliberately tiny English stemmer: plural and possessive only."""
+    if word.endswith("'s"):
+        word = word[:-2]
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+@runtime_checkable
+class Tokenizer(Protocol):
+    name: str
+
+    def tokens(self, text: str) -> list[str]: ...
+
+    def nouns(self, text: str) -> list[str]: ...
+
+
+def _english_tokens(text: str) -> list[str]:
+    return [stem_en(w) for w in _WORD.findall(text.lower()) if w not in EN_STOPWORDS]
+
+
+@dataclass
+class KiwiTokenizer:
+    """Morpheme tokens via Kiwi; one analyser per process (loading takes ~1.5 s)."""
+
+    name: str = "kiwi"
+
+    _lock = threading.Lock()
+    _kiwi = None
+
+    @classmethod
+    def _analyser(cls):
+        if cls._kiwi is None:
+            with cls._lock:
+                if cls._kiwi is None:
+                    from kiwipiepy import Kiwi
+
+                    cls._kiwi = Kiwi()
+        return cls._kiwi
+
+    def _morphs(self, text: str) -> list[tuple[str, str]]:
+        if not text.strip():
+            return []
+        return [(t.form, t.tag) for t in self._analyser().tokenize(text)]
+
+    def tokens(self, text: str) -> list[str]:
+        out: list[str] = []
+        for form, tag in self._morphs(text):
+            if not tag.startswith(_KEEP_TAG_PREFIXES):
+                continue
+            if tag == "SL":
+                out.extend(_english_tokens(form))
+            elif tag == "MAG":
+                if form not in _DROP_MAG:
+                    out.append(form)
+            elif form not in _KO_STOPWORDS:
+                out.append(form.lower())
+        return out
+
+    def nouns(self, text: str) -> list[str]:
+        """Entity candidates: nouns and foreign words, for the knowledge graph."""
+        out: list[str] = []
+        for form, tag in self._morphs(text):
+            if tag in ("NNG", "NNP") and len(form) >= 2 and form not in _KO_STOPWORDS:
+                out.append(form)
+            elif tag == "SL":
+                out.extend(w for w in _english_tokens(form) if len(w) >= 3)
+        return out
+
+    def sentences(self, text: str) -> list[str]:
+        if not text.strip():
+            return []
+        return [s.text for s in self._analyser().split_into_sents(text)]
+
+
+@dataclass
+class WhitespaceTokenizer:
+    """For English-only data or tests that must not load Kiwi; says so by name."""
+
+    name: str = "whitespace"
+
+    def tokens(self, text: str) -> list[str]:
+        return _english_tokens(text) + [w for w in re.findall(r"[가-힣]+", text)]
+
+    def nouns(self, text: str) -> list[str]:
+        return [w for w in self.tokens(text) if len(w) >= 3]
+
+    def sentences(self, text: str) -> list[str]:
+        return [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s]

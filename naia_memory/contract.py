@@ -1,0 +1,198 @@
+"""The one contract every memory backend answers to, ours and the peers'.
+
+The harness only ever sees ``MemoryProvider``; optional abilities are separate
+``@runtime_checkable`` Protocols so an experiment can ask ``isinstance(p,
+SupportsDecay)`` and record "unsupported" instead of catching
+``NotImplementedError`` (the shape of mteb's ``models_protocols.py``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import Enum
+from types import MappingProxyType
+from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
+
+
+class MemoryKind(str, Enum):
+    FACT = "fact"
+    EPISODE = "episode"
+    REFLECTION = "reflection"
+
+
+class Role(str, Enum):
+    USER = "user"
+    ASSISTANT = "assistant"
+    SYSTEM = "system"
+    TOOL = "tool"
+
+
+def _frozen_map(m: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(m or {}))
+
+
+@dataclass(frozen=True)
+class ImportanceScore:
+    """The gate's verdict on one utterance: three axes plus utility."""
+
+    importance: float
+    surprise: float
+    emotion: float
+    utility: float
+    role_weight: float
+    combined: float
+    cues: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class EncodeResult:
+    stored: bool
+    id: str | None
+    reason: str
+    importance: ImportanceScore | None = None
+
+
+@dataclass(frozen=True)
+class RecallHit:
+    id: str
+    kind: MemoryKind
+    content: str
+    score: float
+    created_at: datetime
+    updated_at: datetime
+    provenance: tuple[str, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=lambda: _frozen_map(None))
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    query: str
+    hits: tuple[RecallHit, ...]
+    timings_ms: Mapping[str, float] = field(default_factory=lambda: _frozen_map(None))
+
+    @property
+    def facts(self) -> tuple[RecallHit, ...]:
+        return tuple(h for h in self.hits if h.kind is MemoryKind.FACT)
+
+    @property
+    def episodes(self) -> tuple[RecallHit, ...]:
+        return tuple(h for h in self.hits if h.kind is MemoryKind.EPISODE)
+
+    def contents(self) -> list[str]:
+        return [h.content for h in self.hits]
+
+    def to_run(self, query_id: str) -> dict[str, dict[str, float]]:
+        """ranx/beir-style run so one evaluator scores every provider."""
+        return {query_id: {h.id: float(h.score) for h in self.hits}}
+
+
+class DecisionOp(str, Enum):
+    ADD = "ADD"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+    NOOP = "NOOP"
+    UNDECIDED = "UNDECIDED"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One consolidation decision, logged with the distance to the nearest memory (AIDA)."""
+
+    op: DecisionOp
+    candidate: str
+    fact_id: str | None
+    target_id: str | None
+    distance: float | None
+    reason: str
+    at: datetime
+    episode_ids: tuple[str, ...] = ()
+    raw: str | None = None
+
+
+@dataclass(frozen=True)
+class ConsolidationReport:
+    episodes_processed: int
+    decisions: tuple[Decision, ...]
+
+    def count(self, op: DecisionOp) -> int:
+        return sum(1 for d in self.decisions if d.op is op)
+
+
+@runtime_checkable
+class MemoryProvider(Protocol):
+    """Core contract: keyword-only, typed; ``now`` defaults to the real clock."""
+
+    name: str
+
+    def encode(
+        self,
+        *,
+        content: str,
+        role: Role | str = Role.USER,
+        session: str | None = None,
+        project: str = "default",
+        now: datetime | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> EncodeResult: ...
+
+    def recall(
+        self,
+        *,
+        query: str,
+        top_k: int = 10,
+        project: str = "default",
+        now: datetime | None = None,
+        kinds: Sequence[MemoryKind] | None = None,
+    ) -> RecallResult: ...
+
+    def consolidate(self, *, now: datetime | None = None) -> ConsolidationReport: ...
+
+    def forget(self, *, memory_id: str | None = None, project: str | None = None) -> int: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class SupportsDecay(Protocol):
+    def apply_decay(self, *, now: datetime | None = None) -> int:
+        """Archive what has faded; returns how many were archived."""
+        ...
+
+
+@runtime_checkable
+class SupportsHistory(Protocol):
+    def history(self, *, memory_id: str) -> list[RecallHit]:
+        """The chain of versions of a fact, oldest first."""
+        ...
+
+    def recall_at(self, *, query: str, at: datetime, top_k: int = 10, project: str = "default") -> RecallResult:
+        """What was believed at time ``at`` (validity intervals)."""
+        ...
+
+
+@runtime_checkable
+class SupportsImportance(Protocol):
+    def score_importance(self, *, content: str, role: Role | str = Role.USER, project: str = "default") -> ImportanceScore: ...
+
+
+@runtime_checkable
+class SupportsBackup(Protocol):
+    def backup(self, *, path: str) -> str: ...
+
+
+@runtime_checkable
+class SupportsGraph(Protocol):
+    def neighbors(self, *, entity: str, limit: int = 10) -> list[tuple[str, float]]: ...
+
+
+CAPABILITIES: dict[str, type] = {
+    "decay": SupportsDecay,
+    "history": SupportsHistory,
+    "importance": SupportsImportance,
+    "backup": SupportsBackup,
+    "graph": SupportsGraph,
+}
+
+
+def capabilities_of(provider: object) -> dict[str, bool]:
+    return {name: isinstance(provider, proto) for name, proto in CAPABILITIES.items()}

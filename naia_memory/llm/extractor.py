@@ -1,0 +1,76 @@
+"""LLM fact extraction with a strict parser: an answer that cannot be parsed
+raises ``UnparseableAnswer`` carrying the full text, and the engine records an
+explicit UNDECIDED decision. It never turns into a quiet ADD (AIDA's bug)."""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from ..cognition.contradiction import ATTRIBUTES
+from ..cognition.facts import FactCandidate, strip_speaker
+from .client import ChatClient
+
+_CLASSES = ("permanent", "identity", "preference", "observation", "task_state")
+
+PROMPT = (
+    "Extract atomic facts about the USER from the user's message below. Only the user's own statements count; "
+    "ignore questions, hypotheticals and greetings. Answer with JSON only: "
+    '{"facts": [{"content": "<one short fact, in the message\'s language>", "attribute": <one of %s or null>, '
+    '"memory_class": <one of %s>}]}. Answer {"facts": []} when there is nothing to keep.'
+) % ([a.name for a in ATTRIBUTES], list(_CLASSES))
+
+
+class UnparseableAnswer(ValueError):
+    def __init__(self, raw: str, why: str):
+        super().__init__(f"unparseable LLM answer ({why}): {raw!r}")
+        self.raw = raw
+        self.why = why
+
+
+def parse_facts(raw: str) -> list[dict]:
+    text = raw.strip()
+    fence = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
+    if fence:
+        text = fence.group(1).strip()
+    if not text:
+        raise UnparseableAnswer(raw, "empty answer (truncated by max_tokens?)")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise UnparseableAnswer(raw, f"not JSON: {e.msg}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("facts"), list):
+        raise UnparseableAnswer(raw, 'expected an object with a "facts" list')
+    facts = []
+    for item in data["facts"]:
+        if not isinstance(item, dict) or not isinstance(item.get("content"), str) or not item["content"].strip():
+            raise UnparseableAnswer(raw, f"fact without content: {item!r}")
+        facts.append(item)
+    return facts
+
+
+@dataclass
+class LLMFactExtractor:
+    client: ChatClient
+
+    @property
+    def name(self) -> str:
+        return f"llm:{self.client.name}"
+
+    def extract(self, text: str, role: str) -> tuple[list[FactCandidate], str]:
+        """Returns (candidates, raw answer). Assistant turns are never sent."""
+        if role != "user":
+            return [], ""
+        raw = self.client.complete([
+            {"role": "system", "content": PROMPT},
+            {"role": "user", "content": strip_speaker(text)},
+        ])
+        known = {a.name for a in ATTRIBUTES}
+        out = []
+        for item in parse_facts(raw):
+            attr = item.get("attribute")
+            attr = attr if attr in known else None
+            cls = item.get("memory_class")
+            cls = cls if cls in _CLASSES else "observation"
+            out.append(FactCandidate(content=item["content"].strip(), attribute=attr, memory_class=cls, source_sentence=strip_speaker(text)))
+        return out, raw

@@ -1,0 +1,82 @@
+"""Domain records the engine keeps in a store (mutable, unlike boundary types)."""
+from __future__ import annotations
+
+import uuid
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from .contract import MemoryKind
+
+ACTIVE = "active"
+SUPERSEDED = "superseded"
+ARCHIVED = "archived"
+STATUSES = (ACTIVE, SUPERSEDED, ARCHIVED)
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def ensure_aware(ts: datetime | None) -> datetime:
+    """Naive datetimes are taken as UTC so comparisons never raise."""
+    if ts is None:
+        return utc_now()
+    if not isinstance(ts, datetime):
+        raise TypeError(f"expected a datetime for `now`, got {type(ts).__name__}")
+    return ts if ts.tzinfo is not None else ts.replace(tzinfo=timezone.utc)
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:16]}"
+
+
+@dataclass
+class MemoryRecord:
+    id: str
+    kind: MemoryKind
+    content: str
+    created_at: datetime
+    updated_at: datetime
+    last_accessed: datetime
+    project: str = "default"
+    session: str | None = None
+    role: str = "user"
+    tokens: list[str] = field(default_factory=list)
+    entities: list[str] = field(default_factory=list)
+    importance: float = 0.5
+    memory_class: str = "observation"
+    recall_count: int = 0
+    status: str = ACTIVE
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    superseded_by: str | None = None
+    supersedes: str | None = None
+    provenance: list[str] = field(default_factory=list)
+    attribute: str | None = None
+    value: str | None = None
+    consolidated: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def is_valid_at(self, at: datetime) -> bool:
+        start = self.valid_from or self.created_at
+        if start > at:
+            return False
+        return self.valid_to is None or at < self.valid_to
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["kind"] = self.kind.value
+        for k in ("created_at", "updated_at", "last_accessed", "valid_from", "valid_to"):
+            v = d[k]
+            d[k] = v.isoformat() if v is not None else None
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "MemoryRecord":
+        d = dict(d)
+        d["kind"] = MemoryKind(d["kind"])
+        for k in ("created_at", "updated_at", "last_accessed", "valid_from", "valid_to"):
+            if d.get(k) is not None:
+                d[k] = datetime.fromisoformat(d[k])
+        return cls(**d)

@@ -1,0 +1,101 @@
+"""The narrow port a store offers the engine.
+
+Stores put and fetch records, answer vector and keyword top-k over an allowed
+set, persist the entity graph and the decision log. Fusion, activation,
+decay, gating and supersede stay in the engine, so every store reaches the
+same cognitive level.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Iterable, Iterator, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from ..cognition.graph import EntityGraph
+from ..contract import MemoryKind
+from ..records import ACTIVE, MemoryRecord
+
+SCHEMA_VERSION = 1
+
+
+class StoreError(RuntimeError):
+    pass
+
+
+class EmbedderMismatchError(StoreError):
+    """The store was written with another embedder; vectors are incomparable."""
+
+    def __init__(self, path: str, stored: dict, given_name: str, given_dim: int):
+        super().__init__(
+            f"{path} holds {stored.get('dim')}-d vectors from embedder {stored.get('name')!r}, "
+            f"but {given_name!r} makes {given_dim}-d vectors. Open it with the original embedder, or re-index: "
+            f"MemorySystem.open_reindexing(path, embedder=...) / `naia-memory reindex {path} --embedder ...` "
+            f"re-embeds every memory with the new embedder (contents, history and graph are kept)."
+        )
+        self.stored = stored
+        self.given_name = given_name
+        self.given_dim = given_dim
+
+
+@dataclass(frozen=True)
+class RecordFilter:
+    project: str | None = None
+    kinds: tuple[MemoryKind, ...] | None = None
+    statuses: tuple[str, ...] | None = (ACTIVE,)
+    created_before: datetime | None = None  # inclusive: a recall never sees the future
+    valid_at: datetime | None = None
+
+    def matches(self, r: MemoryRecord) -> bool:
+        if self.project is not None and r.project != self.project:
+            return False
+        if self.kinds is not None and r.kind not in self.kinds:
+            return False
+        if self.statuses is not None and r.status not in self.statuses:
+            return False
+        if self.created_before is not None and r.created_at > self.created_before:
+            return False
+        if self.valid_at is not None and not r.is_valid_at(self.valid_at):
+            return False
+        return True
+
+
+@runtime_checkable
+class StoragePort(Protocol):
+    path: str | None
+    graph: EntityGraph
+
+    def meta(self) -> dict[str, Any]: ...
+
+    def bind_embedder(self, name: str, dim: int) -> None:
+        """Record the embedder of a new store, or raise EmbedderMismatchError."""
+        ...
+
+    def put(self, record: MemoryRecord, embedding: np.ndarray) -> None: ...
+
+    def update(self, record: MemoryRecord) -> None: ...
+
+    def set_embedding(self, record_id: str, embedding: np.ndarray) -> None: ...
+
+    def get(self, record_id: str) -> MemoryRecord | None: ...
+
+    def delete(self, record_id: str) -> None: ...
+
+    def records(self, flt: RecordFilter | None = None) -> Iterator[MemoryRecord]: ...
+
+    def embeddings(self, ids: Sequence[str]) -> np.ndarray: ...
+
+    def vector_top_k(self, query: np.ndarray, k: int, flt: RecordFilter) -> list[tuple[str, float]]: ...
+
+    def keyword_top_k(self, tokens: Sequence[str], k: int, flt: RecordFilter) -> list[tuple[str, float]]: ...
+
+    def append_log(self, entries: Iterable[dict[str, Any]]) -> None: ...
+
+    def log(self) -> list[dict[str, Any]]: ...
+
+    def commit(self) -> None:
+        """Make everything so far durable (atomic for file stores)."""
+        ...
+
+    def close(self) -> None: ...
