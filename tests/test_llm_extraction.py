@@ -1,0 +1,71 @@
+"""The LLM extractor path against a real HTTP server on loopback."""
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+
+from naia_memory import DecisionOp, EngineConfig, LocalStore, MemorySystem
+from naia_memory.embedders import HashingEmbedder
+from naia_memory.llm import LLMError, LLMFactExtractor, OpenAICompatChat, ScriptedLLM
+from naia_memory.llm.extractor import UnparseableAnswer, parse_facts
+
+from .loopback_openai import openai_server
+
+
+def _system(tmp_path, tokenizer, client):
+    return MemorySystem(store=LocalStore(tmp_path / "m.json"), embedder=HashingEmbedder(), tokenizer=tokenizer,
+                        fact_extractor=LLMFactExtractor(client))
+
+
+def test_llm_extracted_facts_over_http(tmp_path, tokenizer, t0):
+    answer = json.dumps({"facts": [{"content": "사용자는 디자인 회사에 다닌다", "attribute": "job", "memory_class": "identity"}]},
+                        ensure_ascii=False)
+    with openai_server(chat=lambda msgs: f"```json\n{answer}\n```") as url:
+        m = _system(tmp_path, tokenizer, OpenAICompatChat(base_url=url, model="tiny"))
+        m.encode(content="User: 디자인 회사로 직장 옮겼어", now=t0)
+        m.encode(content="Other: 멋지네요!", role="assistant", now=t0)
+        rep = m.consolidate(now=t0 + timedelta(minutes=1))
+        sent = [s["body"]["messages"][-1]["content"] for s in openai_server.seen if s["path"].endswith("/chat/completions")]
+    assert sent == ["디자인 회사로 직장 옮겼어"]  # the assistant turn was never sent
+    assert [d.op for d in rep.decisions] == [DecisionOp.ADD]
+    fact = m.facts()[0]
+    assert fact.content == "사용자는 디자인 회사에 다닌다" and fact.metadata["attribute"] == "job"
+
+
+@pytest.mark.parametrize("raw", ["", "Sure! The user works at a design firm.", '{"facts": "none"}', '{"facts": [{"attribute": "job"}]}'])
+def test_unparseable_answer_becomes_undecided_never_add(tmp_path, tokenizer, t0, raw):
+    llm = ScriptedLLM([raw])
+    m = _system(tmp_path, tokenizer, llm)
+    ep = m.encode(content="디자인 회사로 직장 옮겼어", now=t0).id
+    rep = m.consolidate(now=t0 + timedelta(minutes=1))
+    assert [d.op for d in rep.decisions] == [DecisionOp.UNDECIDED]
+    assert rep.decisions[0].raw == raw  # the full answer is kept
+    assert m.facts() == []
+    logged = [e for e in m.audit_log() if e["op"] == "UNDECIDED"]
+    assert logged and logged[0]["raw"] == raw
+    # the episode stays unconsolidated, so a fixed extractor can retry it
+    m.fact_extractor = LLMFactExtractor(ScriptedLLM(['{"facts": [{"content": "디자인 회사에 다닌다", "attribute": "job"}]}']))
+    rep2 = m.consolidate(now=t0 + timedelta(minutes=2))
+    assert [d.op for d in rep2.decisions] == [DecisionOp.ADD]
+    assert m.store.get(ep).consolidated
+
+
+def test_http_errors_surface_with_the_body():
+    with openai_server(fail_with=429) as url:
+        with pytest.raises(LLMError, match="HTTP 429.*scripted failure"):
+            OpenAICompatChat(base_url=url, model="m").complete([{"role": "user", "content": "x"}])
+
+
+def test_parse_facts_accepts_fenced_json_and_rejects_garbage():
+    assert parse_facts('```json\n{"facts": []}\n```') == []
+    with pytest.raises(UnparseableAnswer):
+        parse_facts("[1, 2]")
+
+
+def test_scripted_llm_runs_out_loudly():
+    llm = ScriptedLLM(["a"])
+    llm.complete([])
+    with pytest.raises(LLMError):
+        llm.complete([])

