@@ -31,6 +31,7 @@ class EngineConfig:
     graph_hops: int = 2
     mmr_lambda: float = 0.7
     min_strength: float = 0.0
+    decay_weight: float = 0.3  # share of the score that fades with strength
     fact_weight: float = 1.0
     episode_weight: float = 1.0
     stale_episode_weight: float = 0.3  # episodes whose fact was superseded

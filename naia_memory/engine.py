@@ -220,16 +220,15 @@ class MemorySystem:
     def _integrate(self, cand: FactCandidate, ep: MemoryRecord, now: datetime) -> Decision:
         tokens = self.tokenizer.tokens(cand.content)
         vec = self._embed_one(cand.content)
-        active = self._active_facts(ep.project)
+        subject = ep.metadata.get("subject", "user")
+        active = [f for f in self._active_facts(ep.project) if f.metadata.get("subject", "user") == subject]
         distance = None
         if active:
             sims = self.store.embeddings([f.id for f in active]) @ vec
             distance = round(float(1.0 - sims.max()), 6)
         for f in active:
             if _jaccard(tokens, f.tokens) >= self.config.dedup_jaccard:
-                f.provenance = sorted(set(f.provenance) | {ep.id})
-                f.updated_at = now
-                self.store.update(f)
+                self._add_provenance(f, ep, now)
                 return Decision(DecisionOp.NOOP, cand.content, None, f.id, distance, "near-duplicate", now, (ep.id,))
         attr = contradiction.attribute(cand.attribute) if cand.attribute else None
         values = contradiction.value_tokens(cand.content, tokens, attr, self.tokenizer.tokens)
@@ -237,9 +236,7 @@ class MemorySystem:
         verdict = contradiction.judge(cand.content, attr, values, existing)
         if verdict.op == "reaffirm":
             old = self.store.get(verdict.target_id)
-            old.provenance = sorted(set(old.provenance) | {ep.id})
-            old.updated_at = now
-            self.store.update(old)
+            self._add_provenance(old, ep, now)
             return Decision(DecisionOp.NOOP, cand.content, None, old.id, distance, verdict.reason, now, (ep.id,))
         if verdict.op == "delete":
             old = self.store.get(verdict.target_id)
@@ -251,7 +248,8 @@ class MemorySystem:
             entities=sorted(set(self.tokenizer.nouns(cand.content))), importance=ep.importance,
             memory_class=cand.memory_class, valid_from=ep.created_at, provenance=[ep.id],
             attribute=cand.attribute, value=" ".join(sorted(values)) or None,
-            metadata={"values": sorted(values), "extractor": getattr(self.fact_extractor, "name", "heuristic")},
+            metadata={"values": sorted(values), "extractor": getattr(self.fact_extractor, "name", "heuristic"),
+                      "subject": subject, "source_ids": _source_ids(ep)},
         )
         if verdict.op == "refine":
             fact.metadata["refines"] = verdict.target_id
@@ -265,6 +263,12 @@ class MemorySystem:
             self._retire(old, now, successor=fact.id, reason=verdict.reason, episode_id=ep.id)
             return Decision(DecisionOp.UPDATE, cand.content, fact.id, old.id, distance, verdict.reason, now, (ep.id,))
         return Decision(DecisionOp.ADD, cand.content, fact.id, verdict.target_id, distance, verdict.reason, now, (ep.id,))
+
+    def _add_provenance(self, fact: MemoryRecord, ep: MemoryRecord, now: datetime) -> None:
+        fact.provenance = sorted(set(fact.provenance) | {ep.id})
+        fact.metadata["source_ids"] = sorted(set(fact.metadata.get("source_ids", [])) | set(_source_ids(ep)))
+        fact.updated_at = now
+        self.store.update(fact)
 
     def _retire(self, old: MemoryRecord, now: datetime, *, successor: str | None, reason: str, episode_id: str) -> None:
         """Supersede, never destroy: the old fact keeps its content, gains an end."""
@@ -340,7 +344,7 @@ class MemorySystem:
                 if strength < cfg.min_strength:
                     continue
                 if cfg.decay:
-                    s *= 0.5 + 0.5 * strength
+                    s *= (1.0 - cfg.decay_weight) + cfg.decay_weight * strength
                 if cfg.strengthen:
                     s *= recall_boost(r.recall_count, cfg.decay_params)
                 s *= cfg.fact_weight if r.kind is MemoryKind.FACT else cfg.episode_weight
@@ -572,13 +576,20 @@ class MemorySystem:
         self.close()
 
 
+def _source_ids(r: MemoryRecord) -> list[str]:
+    """Caller-side ids (e.g. a dataset's turn id) passed as metadata["source_id"]."""
+    sid = r.metadata.get("source_id")
+    return [str(sid)] if sid is not None else list(r.metadata.get("source_ids", []))
+
+
 def _hit(r: MemoryRecord, score: float) -> RecallHit:
     return RecallHit(
         id=r.id, kind=r.kind, content=r.content, score=float(score), created_at=r.created_at, updated_at=r.updated_at,
         provenance=tuple(r.provenance),
         metadata=MappingProxyType({"status": r.status, "role": r.role, "session": r.session, "project": r.project, "attribute": r.attribute,
                   "memory_class": r.memory_class, "recall_count": r.recall_count, "valid_from": r.valid_from,
-                  "valid_to": r.valid_to, "supersedes": r.supersedes, "superseded_by": r.superseded_by}),
+                  "valid_to": r.valid_to, "supersedes": r.supersedes, "superseded_by": r.superseded_by,
+                  "subject": r.metadata.get("subject", "user"), "source_ids": tuple(_source_ids(r))}),
     )
 
 

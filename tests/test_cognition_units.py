@@ -71,8 +71,9 @@ def test_retention_hand_computed(t0):
 
 def test_recall_boost_is_capped_at_two():
     assert recall_boost(0) == 1.0
-    assert recall_boost(3) == pytest.approx(1 + 0.25 * math.log(4))
-    assert recall_boost(259) == 2.0
+    p = DecayParams()
+    assert recall_boost(3) == pytest.approx(1 + p.boost_per_log_recall * math.log(4))
+    assert recall_boost(259, DecayParams(boost_per_log_recall=0.25)) == 2.0  # the reference's runaway case
     assert recall_boost(10**6, DecayParams(boost_cap=1.5)) == 1.5
 
 

@@ -22,7 +22,7 @@ CLASS_DECAY_RATE: dict[str, float] = {
     "identity": 0.005,
     "preference": 0.01,
     "observation": 0.03,
-    "episode": 0.07,
+    "episode": 0.03,
     "task_state": 0.2,
     "reflection": 0.01,
 }
@@ -32,7 +32,7 @@ CLASS_DECAY_RATE: dict[str, float] = {
 class DecayParams:
     importance_slowdown: float = 1.0  # stability *= 1 + slowdown * importance
     recall_stability_gain: float = 0.5  # stability *= 1 + gain * ln(1 + recalls)
-    boost_per_log_recall: float = 0.25
+    boost_per_log_recall: float = 0.05  # RRF scores sit close together: a gentle slope
     boost_cap: float = 2.0
     archive_threshold: float = 0.05
 
