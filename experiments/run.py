@@ -1,25 +1,27 @@
 """Hydra entry point: ``python -m experiments.run +adapter=naia-local``.
 
-Composes adapter x dataset x experiment, runs the experiment, prints its
-headline numbers and writes a result record under ``results/``.
+Composes adapter x dataset x experiment, runs it, prints the headline numbers
+and writes a result record under ``results/`` keyed by identity.
+Experiments: aihub141 (default), locomo, contradiction, lifecycle, ablation,
+latency.
 """
 from __future__ import annotations
 
-import logging
 import sys
 import time
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, Callable
 
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
+from naia_memory.config import EngineConfig
 from naia_memory.contract import MemoryProvider, capabilities_of
 from naia_memory.providers import create_provider
 
 from . import results as res
 
-log = logging.getLogger("experiments.run")
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -27,27 +29,82 @@ class ConfigError(ValueError):
     pass
 
 
-def provider_factory(adapter: dict[str, Any]) -> Callable[[], MemoryProvider]:
+def provider_factory(adapter: dict[str, Any], engine_overrides: dict[str, Any] | None = None) -> Callable[[], MemoryProvider]:
     name = adapter["provider"]
     kwargs = {k: v for k, v in adapter.items() if k not in ("name", "provider")}
-    if name.startswith("naia"):
+    if engine_overrides:
+        kwargs["engine"] = {**(kwargs.get("engine") or {}), **engine_overrides}
+    if adapter.get("fresh_path", False) or name in ("naia-local",):
         kwargs.setdefault("path", None)  # a fresh in-memory store per conversation
     return lambda: create_provider(name, **kwargs)
 
 
-def load_conversations(ds: dict[str, Any]):
-    if ds["kind"] == "aihub141-synthetic":
+def _repo_path(p: str) -> Path:
+    path = Path(p).expanduser()
+    return path if path.is_absolute() else (REPO / path).resolve()
+
+
+def load_data(ds: dict[str, Any]) -> list:
+    kind = ds["kind"]
+    if kind == "aihub141-synthetic":
         from datasets_loaders.aihub141_synthetic import synthetic_conversations
 
         return list(synthetic_conversations(int(ds["n"]), int(ds["level"]), int(ds["seed"])))
-    if ds["kind"] == "aihub141":
+    if kind == "aihub141":
         from datasets_loaders.aihub141 import load_aihub141
 
-        path = Path(ds["path"]).expanduser()
+        path = _repo_path(ds["path"])
         if not path.exists():
             raise ConfigError(f"dataset.path={path} does not exist; download AI Hub 141 and point dataset.path at it")
         return list(load_aihub141(path, level=ds.get("level"), split=ds.get("split"), limit=ds.get("limit")))
-    raise ConfigError(f"unknown dataset kind {ds['kind']!r}")
+    if kind == "locomo":
+        from datasets_loaders.locomo import load_locomo
+
+        path = _repo_path(ds["path"])
+        if not path.exists():
+            raise ConfigError(f"dataset.path={path} does not exist; point it at locomo10.json")
+        samples, report = load_locomo(path, limit=ds.get("limit"), sample_ids=ds.get("sample_ids"))
+        if ds.get("max_sessions"):
+            from dataclasses import replace
+
+            keep = int(ds["max_sessions"])
+            samples = [replace(s, sessions=s.sessions[:keep],
+                               qa=tuple(q for q in s.qa if q.evidence and all(int(e[1:].split(":")[0]) <= s.sessions[keep - 1].n for e in q.evidence)))
+                       for s in samples]
+        print(f"[locomo] {report.samples} samples, {report.turns} turns, {report.questions} questions; "
+              f"{report.empty_evidence} without evidence, {len(report.unparseable_ids)} unparseable ids, "
+              f"{len(report.missing_turn_ids)} ids of missing turns, {len(report.dates_without_session)} dates without a session",
+              file=sys.stderr)
+        return samples
+    if kind == "contradiction-suite":
+        from .suites.contradiction_suite import HELD_OUT, all_cases
+
+        return {"main": all_cases(), "held-out": list(HELD_OUT), "all": all_cases() + list(HELD_OUT)}[ds.get("split", "main")]
+    if kind == "lifecycle-scripts":
+        from .suites.lifecycle_scripts import SCRIPTS
+
+        return list(SCRIPTS)
+    raise ConfigError(f"unknown dataset kind {kind!r}")
+
+
+def _context(resolved: dict[str, Any], exp_name: str) -> dict[str, Any]:
+    if exp_name != "aihub141":
+        return {}
+    from naia_memory.embedders import make_embedder
+
+    from .calibration import calibrate
+
+    emb = make_embedder(resolved["match_embedder"])
+    cal = calibrate(emb)
+    return {"match_embedder": emb, "threshold": cal.threshold, "calibration": cal.__dict__}
+
+
+def _bar(resolved: dict[str, Any], total: int, desc: str):
+    if not resolved.get("progress", True):
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="item", file=sys.stderr)
 
 
 def run(cfg: DictConfig) -> dict[str, Any]:
@@ -57,56 +114,92 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     adapter, ds, exp = resolved["adapter"], resolved["dataset"], resolved["experiment"]
     ident_cfg = {k: resolved[k] for k in ("adapter", "dataset", "experiment", "match_embedder")}
     ident = res.Identity(adapter["name"], ds["name"], exp["name"], res.config_hash(ident_cfg), int(resolved["seed"]))
-    root = (REPO / resolved["results_dir"]).resolve() if not Path(resolved["results_dir"]).is_absolute() else Path(resolved["results_dir"])
+    root = _repo_path(resolved["results_dir"])
     out_path = ident.path(root)
     if out_path.exists() and resolved["on_existing"] == "skip":
         print(f"[skip] {out_path} exists (on_existing=skip)")
         return {"skipped": str(out_path)}
-
-    from naia_memory.embedders import make_embedder
-
-    from .calibration import calibrate
-    from .tasks.aihub141 import run_aihub141
-
     t0 = time.perf_counter()
-    convs = load_conversations(ds)
-    match_embedder = make_embedder(resolved["match_embedder"])
-    cal = calibrate(match_embedder)
+    if exp["name"] == "latency":
+        from .tasks.latency import run_latency
+
+        record = run_latency(resolved, progress_bar=lambda n, d: _bar(resolved, n, d))
+    elif exp["name"] == "ablation":
+        record = run_ablation(resolved, adapter, ds, exp)
+    else:
+        record = run_single(resolved, adapter, ds, exp)
+    record.setdefault("timings", {})["total_s"] = time.perf_counter() - t0
+    record.update({"config": resolved, "git": res.git_hash(REPO), "versions": res.package_versions()})
+    path = res.write_record(root, ident, record)
+    from .report import summary_lines
+
+    print("\n".join(summary_lines(ident.experiment, ident.provider, ident.dataset, record)))
+    print(f"result: {path}")
+    return record
+
+
+def run_single(resolved, adapter, ds, exp) -> dict[str, Any]:
+    from .tasks import run_experiment
+
+    data = load_data(ds)
+    ctx = _context(resolved, exp["name"])
     factory = provider_factory(adapter)
     probe = factory()
     caps = capabilities_of(probe)
     probe.close()
-    bar = None
-    if resolved.get("progress", True):
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(convs), desc=f"{adapter['name']} x {ds['name']}", unit="conv", file=sys.stderr)
-    out = run_aihub141(factory, convs, top_ks=exp["top_ks"], match_embedder=match_embedder, threshold=cal.threshold,
-                       progress=bar.update if bar else None)
+    bar = _bar(resolved, len(data), f"{adapter['name']} x {ds['name']}")
+    out = run_experiment(exp["name"], factory, data, exp, ctx, bar.update if bar else None)
     if bar:
         bar.close()
-    out["timings"]["total_s"] = time.perf_counter() - t0
-    record = {
-        "metrics": out["metrics"], "calibration": cal.__dict__, "capabilities": caps, "config": resolved,
-        "git": res.git_hash(REPO), "versions": res.package_versions(), "timings": out["timings"],
-        "per_query": out["queries"],
-    }
-    path = res.write_record(root, ident, record)
-    print_summary(ident, out["metrics"], cal, exp["top_ks"], path)
+    record = {"metrics": out["metrics"], "capabilities": caps, "timings": out["timings"], "per_query": out["queries"]}
+    if "calibration" in ctx:
+        record["calibration"] = ctx["calibration"]
     return record
 
 
-def print_summary(ident: res.Identity, m: dict[str, Any], cal, top_ks, path: Path) -> None:
-    print(f"\n{ident.experiment} | provider={ident.provider} dataset={ident.dataset} "
-          f"queries={m['n_queries']} gold facts={m['n_gold']}")
-    print(f"embedding matcher: {cal.embedder} threshold={cal.threshold} (calibrated, accuracy {cal.accuracy:.2f} "
-          f"on labelled pairs; paraphrase mean {cal.paraphrase_mean}, unrelated mean {cal.unrelated_mean})")
-    header = "matcher     " + "".join(f"  R@{k:<5} P@{k:<5}" for k in top_ks)
-    print(header)
-    for name in ("keyword", "polarity", "hard", "embedding"):
-        row = f"{name:<12}" + "".join(f"  {m[f'{name}/recall@{k}']:.3f}  {m[f'{name}/precision@{k}']:.3f} " for k in top_ks)
-        print(row)
-    print(f"result: {path}")
+def run_ablation(resolved, adapter, ds, exp) -> dict[str, Any]:
+    """Every engine switch flipped against the defaults, same data and seed."""
+    from .stats import paired_bootstrap
+    from .tasks import headline, run_experiment, unit_scores
+
+    base_name = exp["base"]
+    base_exp = {**exp, "name": base_name}
+    switches = exp.get("switches") or list(EngineConfig.SWITCHES)
+    if not adapter["provider"].startswith(("naia", "sqlite", "qdrant")):
+        return {"metrics": {s: {"applicable": False, "reason": f"{adapter['provider']} has no naia engine switches"} for s in switches},
+                "base_experiment": base_name, "timings": {}}
+    data = load_data(ds)
+    ctx = _context(resolved, base_name)
+    defaults = {f.name: getattr(EngineConfig(), f.name) for f in fields(EngineConfig)}
+    engine = {**{s: defaults[s] for s in switches}, **(adapter.get("engine") or {})}
+    runs: dict[str, dict[str, Any]] = {}
+    variants = [("default", {})] + [(f"{s}={'off' if engine[s] else 'on'}", {s: not engine[s]}) for s in switches]
+    bar = _bar(resolved, len(variants) * len(data), f"ablation {adapter['name']} x {ds['name']}")
+    for label, flip in variants:
+        try:
+            factory = provider_factory(adapter, flip)
+            factory().close()
+        except ValueError as e:  # e.g. turning off the only candidate generator
+            runs[label] = {"error": str(e)}
+            if bar:
+                bar.update(len(data))
+            continue
+        out = run_experiment(base_name, factory, data, base_exp, ctx, bar.update if bar else None)
+        runs[label] = {"metrics": out["metrics"], "units": unit_scores(base_name, out["queries"], base_exp, ctx)}
+    if bar:
+        bar.close()
+    base_units = runs["default"]["units"]
+    metrics: dict[str, Any] = {"headline": headline(base_name, base_exp), "default": float(sum(v for _, v in base_units.values()) / max(1, len(base_units)))}
+    for label, _ in variants[1:]:
+        r = runs[label]
+        if "error" in r:
+            metrics[label] = {"applicable": False, "reason": r["error"]}
+            continue
+        metrics[label] = {"applicable": True, **paired_bootstrap(base_units, r["units"], n_boot=int(exp.get("n_boot", 2000)),
+                                                                 seed=int(resolved["seed"]))}
+    return {"metrics": metrics, "base_experiment": base_name,
+            "per_variant": {k: {"metrics": v.get("metrics"), "units": v.get("units"), "error": v.get("error")} for k, v in runs.items()},
+            "timings": {}, **({"calibration": ctx["calibration"]} if "calibration" in ctx else {})}
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="config")

@@ -38,6 +38,7 @@ from .contract import (
     Role,
 )
 from .embedders.base import Embedder, EmbedderError
+from .llm.contradiction_filter import ContradictionFilter, FactView, HeuristicContradictionFilter
 from .llm.extractor import LLMFactExtractor, UnparseableAnswer
 from .records import ACTIVE, ARCHIVED, SUPERSEDED, MemoryRecord, ensure_aware, new_id
 from .stores.port import RecordFilter, StoragePort
@@ -70,6 +71,7 @@ class MemorySystem:
         tokenizer: Tokenizer | None = None,
         config: EngineConfig | None = None,
         fact_extractor: LLMFactExtractor | None = None,
+        contradiction_filter: ContradictionFilter | None = None,
         reranker: Reranker | None = None,
         name: str = "naia",
     ):
@@ -79,6 +81,7 @@ class MemorySystem:
         self.tokenizer = tokenizer or KiwiTokenizer()
         self.config = config or EngineConfig()
         self.fact_extractor = fact_extractor
+        self.contradiction_filter = contradiction_filter or HeuristicContradictionFilter()
         self.reranker = reranker or NoopReranker()
         self._lock = threading.RLock()
         self._timer: threading.Timer | None = None
@@ -204,12 +207,11 @@ class MemorySystem:
             self.store.update(ep)
             return []
         cands, undecided = self._extract(ep, now)
-        if undecided is not None:
+        out = [undecided] if undecided is not None else [self._integrate(c, ep, now) for c in cands]
+        if any(d.op is DecisionOp.UNDECIDED for d in out):
             ep.metadata["undecided_attempts"] = ep.metadata.get("undecided_attempts", 0) + 1
-            self.store.update(ep)  # left unconsolidated: a fixed extractor can retry it
-            return [undecided]
-        out = [self._integrate(c, ep, now) for c in cands]
-        ep.consolidated = True
+        else:
+            ep.consolidated = True  # else left for a retry once the model answers properly
         self.store.update(ep)
         return out
 
@@ -221,19 +223,27 @@ class MemorySystem:
         tokens = self.tokenizer.tokens(cand.content)
         vec = self._embed_one(cand.content)
         subject = ep.metadata.get("subject", "user")
+        if cand.about:  # "우리 언니는 은행에 다녀" is the sister's job, not the user's
+            subject = f"{subject}/{cand.about}"
         active = [f for f in self._active_facts(ep.project) if f.metadata.get("subject", "user") == subject]
         distance = None
+        sims = self.store.embeddings([f.id for f in active]) @ vec if active else []
         if active:
-            sims = self.store.embeddings([f.id for f in active]) @ vec
             distance = round(float(1.0 - sims.max()), 6)
+        negated = contradiction.is_negated(cand.content)
         for f in active:
-            if _jaccard(tokens, f.tokens) >= self.config.dedup_jaccard:
+            if _jaccard(tokens, f.tokens) >= self.config.dedup_jaccard and contradiction.is_negated(f.content) == negated:
                 self._add_provenance(f, ep, now)
                 return Decision(DecisionOp.NOOP, cand.content, None, f.id, distance, "near-duplicate", now, (ep.id,))
         attr = contradiction.attribute(cand.attribute) if cand.attribute else None
         values = contradiction.value_tokens(cand.content, tokens, attr, self.tokenizer.tokens)
-        existing = [contradiction.ExistingFact(f.id, f.attribute, frozenset(f.metadata.get("values", ()))) for f in active]
-        verdict = contradiction.judge(cand.content, attr, values, existing)
+        existing = [FactView(f.id, f.content, f.attribute, frozenset(f.metadata.get("values", ())), float(s)) for f, s in zip(active, sims)]
+        try:
+            verdict = self.contradiction_filter.judge(cand.content, attr, values, existing)
+        except UnparseableAnswer as e:
+            log.warning("contradiction filter answer could not be parsed: %s", e.raw)
+            return Decision(DecisionOp.UNDECIDED, cand.content, None, None, distance, f"filter answer unparseable: {e.why}",
+                            now, (ep.id,), e.raw)
         if verdict.op == "reaffirm":
             old = self.store.get(verdict.target_id)
             self._add_provenance(old, ep, now)

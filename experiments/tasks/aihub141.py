@@ -131,3 +131,13 @@ def score_queries(queries: list[dict[str, Any]], top_ks: Sequence[int], embedder
             for nth, (mt, g) in sorted(a["by_nth"].items()):
                 metrics[f"{m}/recall@{k}/nth{nth}"] = mt / g if g else 0.0
     return metrics
+
+
+def per_query_recall(queries: list[dict[str, Any]], k: int, matcher: str, embedder: Embedder, threshold: float) -> dict[str, float]:
+    """Recall@k of one matcher for each query (the unit of paired comparisons)."""
+    cache: dict[str, np.ndarray] = {}
+    out = {}
+    for q in queries:
+        gold_hits, _ = _match_table(q, k, embedder, threshold, cache)[matcher]
+        out[q["query_id"]] = sum(gold_hits) / len(gold_hits) if gold_hits else 0.0
+    return out

@@ -39,7 +39,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     ),
     Attribute(
         "job", False,
-        (r"(회사|직장|스타트업|은행|병원|학교)\S*\s*(\S+\s*)?(다녀|다니|다녔|일해|일하|근무|옮겼|옮겨|취직|입사|들어갔|그만두|그만뒀|퇴사)",
+        (r"(회사|직장|스타트업|은행|병원|학교|기업|출판사|사무실|공장|가게|학원|연구소|에이전시)\S*\s*(\S+\s*)?(다녀|다니|다녔|일해|일하|근무|옮겼|옮겨|취직|입사|들어갔|그만두|그만뒀|퇴사)",
          r"(직업|직장)(은|이)", r"이직", r"퇴사", r"취직", r"\bwork(s|ing|ed)? (at|for|as)\b", r"\bmy job\b", r"\bemployed\b",
          r"\bjoined\b", r"\bquit (my|the)\b", r"\bnew job\b", r"\bi(?:'m| am) an? (engineer|designer|developer|teacher|nurse|doctor|student|lawyer|accountant|chef|manager|writer|artist)"),
         ("회사", "직장", "다니", "일하", "근무", "옮기", "취직", "입사", "그만두", "퇴사", "이직", "직업", "들어가",
@@ -96,11 +96,16 @@ _BY_NAME = {a.name: a for a in ATTRIBUTES}
 GENERIC_WORDS = frozenset(
     "지금 이제 요즘 새로 최근 다시 현재 원래 예전 전 작년 올해 얼마 되 있 하 않 아니 그리고 그래서 근데 정말 진짜 "
     "now currently recently new anymore still last year ago actually really since longer i'm i've don't doesn't not never no "
-    "또 더 이상".split()
+    "stopped quit left being 또 더 이상 그만두 그만 끊 않 안 못".split()
 )
 NEGATION = re.compile(r"(안\s|못\s|않|아니|없어|없다|없습|끊었|끊어|그만|더\s*이상|no longer|\bnot\b|n't\b|\bnever\b|\bstopped\b|\bquit\b|anymore)", re.IGNORECASE)
 QUESTION = re.compile(r"(\?|니\s*$|냐\s*$|까\s*$|나요\s*$|지요\s*$|죠\s*$|^(do|does|did|is|are|am|was|were|have|has|can|could|would|will|should)\b)", re.IGNORECASE)
 HYPOTHETICAL = re.compile(r"(만약|만일|혹시|다면|이라면|면 어떨|으면 좋겠|했으면|할까\s|싶어|싶다|고민|\bif i\b|\bif we\b|\bwould\b|\bmight\b|\bmaybe\b|\bthinking about\b|\bconsidering\b|\bwish\b|\bsuppose\b)", re.IGNORECASE)
+THIRD_PARTY = re.compile(
+    r"^\s*(?:(?:우리|내|제)\s*)?(언니|오빠|형|누나|동생|엄마|아빠|어머니|아버지|남편|아내|친구|동료|여자\s?친구|남자\s?친구|여친|남친|아들|딸|상사|사촌)(?:는|은|가|이|도)\s"
+    r"|^\s*(?:my|our)\s+(sister|brother|mom|mother|dad|father|friend|wife|husband|partner|son|daughter|colleague|boss|cousin|roommate)\b",
+    re.IGNORECASE)
+PAST_REFERENCE = re.compile(r"(어릴\s*때|어렸을\s*때|예전에|옛날에|학생\s*때|그때는|\bused to\b|\bwhen i was\b|\bas a (kid|child)\b|\bback in \d{4}\b|\byears ago\b)", re.IGNORECASE)
 CHANGE_SPLIT = re.compile(r"(는데|지만|고\s+지금은|고\s+이제|지금은|이제는|요즘은|\bbut\b|\bnow\b|\bhowever\b|\bthese days\b)", re.IGNORECASE)
 
 
@@ -129,6 +134,17 @@ def is_negated(text: str) -> bool:
     return NEGATION.search(text) is not None
 
 
+def third_party(text: str) -> str | None:
+    """The relation a statement is about ("언니", "sister"), or None if about the speaker."""
+    m = THIRD_PARTY.search(text)
+    return (m.group(1) or m.group(2)).replace(" ", "").lower() if m else None
+
+
+def is_past_reference(text: str) -> bool:
+    """A statement about how things were long ago, not a change of the present."""
+    return PAST_REFERENCE.search(text) is not None
+
+
 def is_statement(text: str) -> bool:
     """A sentence that can become a fact: neither a question nor a hypothetical."""
     return bool(text.strip()) and not is_question(text) and not is_hypothetical(text)
@@ -142,6 +158,12 @@ def value_tokens(text: str, tokens: Sequence[str], attr: Attribute | None, token
         tokens = tokenize(parts[-1])
     drop = set(GENERIC_WORDS) | set(attr.predicate_words if attr else ())
     return frozenset(t for t in tokens if t not in drop)
+
+
+def _overlap(new: frozenset[str], old: frozenset[str]) -> frozenset[str]:
+    """New value tokens that match an old one; Korean compounds match by
+    containment ("채식" ~ "채식주의자")."""
+    return frozenset(n for n in new if any(n == o or (min(len(n), len(o)) >= 2 and (n in o or o in n)) for o in old))
 
 
 @dataclass(frozen=True)
@@ -170,13 +192,15 @@ def judge(
     """
     if new_attr is None:
         return Verdict("add", None, "no known attribute")
+    if is_past_reference(new_text):
+        return Verdict("add", None, f"past {new_attr.name}, not a change of the present")
     same = [f for f in existing if f.attribute == new_attr.name]
     if not same:
         return Verdict("add", None, f"first {new_attr.name} fact")
     negated = is_negated(new_text)
     for f in same:
-        overlap = new_values & f.values
-        if negated and (overlap or not new_values) and (not new_values or new_values <= f.values):
+        overlap = _overlap(new_values, f.values)
+        if negated and (overlap or not new_values) and (not new_values or overlap == new_values):
             return Verdict("delete", f.id, f"negates {new_attr.name}={sorted(f.values)}")
         if not negated and new_values and new_values <= f.values:
             return Verdict("reaffirm", f.id, f"restates {new_attr.name}")

@@ -23,6 +23,7 @@ class FactCandidate:
     attribute: str | None
     memory_class: str
     source_sentence: str
+    about: str | None = None  # a third party the fact is about ("sister"); None = the speaker
 
 
 def strip_speaker(text: str) -> str:
@@ -61,5 +62,6 @@ def extract_facts(text: str, role: str, split_sentences: Callable[[str], Sequenc
         if not contradiction.is_statement(s) or not _is_informative(s):
             continue
         attr = contradiction.detect_attribute(s)
-        out.append(FactCandidate(content=s, attribute=attr.name if attr else None, memory_class=memory_class_of(s, attr), source_sentence=s))
+        out.append(FactCandidate(content=s, attribute=attr.name if attr else None, memory_class=memory_class_of(s, attr),
+                                 source_sentence=s, about=contradiction.third_party(s)))
     return out

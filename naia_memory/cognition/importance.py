@@ -61,17 +61,22 @@ def utility(text: str, cfg: ImportanceConfig = ImportanceConfig()) -> float:
     return min(1.0, len(content) / cfg.content_words_for_full_utility)
 
 
-def _matches(text_l: str, cue: str) -> bool:
-    if re.fullmatch(r"[a-z' ]+", cue):
-        return re.search(rf"\b{re.escape(cue)}", text_l) is not None
-    return cue in text_l
+def _cue_pattern(cues: tuple[str, ...]) -> re.Pattern[str]:
+    """One compiled alternation per cue family; English cues match at a word start."""
+    parts = [rf"\b{re.escape(c)}" if re.fullmatch(r"[a-z' ]+", c) else re.escape(c) for c in cues]
+    return re.compile("|".join(parts))
+
+
+_FAMILY_PATTERNS = {f: _cue_pattern(c) for f, c in IMPORTANCE_CUES.items()}
+_KEEP_PATTERN = _cue_pattern(EXPLICIT_KEEP_CUES)
+_EMOTION_PATTERNS = tuple(_cue_pattern((c,)) for c in EMOTION_CUES)
 
 
 def importance_axis(text: str, cfg: ImportanceConfig = ImportanceConfig()) -> tuple[float, tuple[str, ...]]:
     text_l = f" {text.lower()} "
-    if any(_matches(text_l, c) for c in EXPLICIT_KEEP_CUES):
+    if _KEEP_PATTERN.search(text_l):
         return 1.0, ("explicit-keep",)
-    families = tuple(sorted(f for f, cues in IMPORTANCE_CUES.items() if any(_matches(text_l, c) for c in cues)))
+    families = tuple(sorted(f for f, pat in _FAMILY_PATTERNS.items() if pat.search(text_l)))
     score = cfg.base_importance + cfg.per_family * len(families)
     if _FIRST_PERSON.search(text):
         score += cfg.first_person_bonus
@@ -80,8 +85,8 @@ def importance_axis(text: str, cfg: ImportanceConfig = ImportanceConfig()) -> tu
 
 
 def emotion_axis(text: str, cfg: ImportanceConfig = ImportanceConfig()) -> float:
-    text_l = text.lower()
-    hits = sum(1 for c in EMOTION_CUES if _matches(f" {text_l} ", c))
+    text_l = f" {text.lower()} "
+    hits = sum(1 for pat in _EMOTION_PATTERNS if pat.search(text_l))
     score = cfg.emotion_per_cue * hits + (cfg.exclamation if "!" in text else 0.0)
     return min(1.0, score)
 

@@ -8,6 +8,7 @@ numbers) and drops particles and endings.
 """
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from dataclasses import dataclass
@@ -73,10 +74,10 @@ class KiwiTokenizer:
                     cls._kiwi = Kiwi()
         return cls._kiwi
 
-    def _morphs(self, text: str) -> list[tuple[str, str]]:
+    def _morphs(self, text: str) -> tuple[tuple[str, str], ...]:
         if not text.strip():
-            return []
-        return [(t.form, t.tag) for t in self._analyser().tokenize(text)]
+            return ()
+        return _analyse(text)
 
     def tokens(self, text: str) -> list[str]:
         out: list[str] = []
@@ -106,6 +107,12 @@ class KiwiTokenizer:
         if not text.strip():
             return []
         return [s.text for s in self._analyser().split_into_sents(text)]
+
+
+@functools.lru_cache(maxsize=8192)
+def _analyse(text: str) -> tuple[tuple[str, str], ...]:
+    """Encode tokenizes a turn for BM25, entities and surprise: analyse it once."""
+    return tuple((t.form, t.tag) for t in KiwiTokenizer._analyser().tokenize(text))
 
 
 @dataclass

@@ -9,6 +9,7 @@ base64 of little-endian float32 (2 KiB for 384-d), not 384 decimal strings.
 from __future__ import annotations
 
 import base64
+import heapq
 import json
 import os
 import tempfile
@@ -235,21 +236,31 @@ class LocalStore:
         return self._vecs[[self._row[i] for i in ids]]
 
     # ---- search ---------------------------------------------------------
-    def _allowed_rows(self, flt: RecordFilter) -> np.ndarray:
-        return np.fromiter((i for i, rid in enumerate(self._ids) if flt.matches(self._records[rid])), dtype=np.int64)
-
     def vector_top_k(self, query: np.ndarray, k: int, flt: RecordFilter) -> list[tuple[str, float]]:
-        rows = self._allowed_rows(flt)
-        if rows.size == 0 or k <= 0:
+        """Score every row with one matrix product, then walk down the ranking
+        until ``k`` rows pass the filter (no per-record Python scan up front)."""
+        n = len(self._ids)
+        if n == 0 or k <= 0:
             return []
-        sims = self._vecs[rows] @ np.asarray(query, dtype=np.float32)
-        take = min(k, rows.size)
-        idx = np.argpartition(-sims, take - 1)[:take]
-        return rank({self._ids[rows[i]]: float(sims[i]) for i in idx}, k)
+        sims = self._vecs @ np.asarray(query, dtype=np.float32)
+        width = min(n, max(4 * k, 64))
+        while True:
+            top = np.argpartition(-sims, width - 1)[:width] if width < n else np.arange(n)
+            top = top[np.lexsort((np.array([self._ids[i] for i in top]), -sims[top]))]
+            hits = [(self._ids[i], float(sims[i])) for i in top if flt.matches(self._records[self._ids[i]])][:k]
+            if len(hits) == k or width >= n:
+                return hits
+            width = min(n, width * 4)
 
     def keyword_top_k(self, tokens: Sequence[str], k: int, flt: RecordFilter) -> list[tuple[str, float]]:
-        allowed = {self._ids[i] for i in self._allowed_rows(flt)}
-        return self._bm25.top_k(tokens, k, allowed)
+        scores = self._bm25.scores(tokens)
+        width = max(4 * k, 64)
+        while True:
+            top = heapq.nsmallest(width, scores.items(), key=lambda kv: (-kv[1], kv[0]))
+            hits = [(i, s) for i, s in top if flt.matches(self._records[i])][:k]
+            if len(hits) == k or width >= len(scores):
+                return hits
+            width *= 4
 
     # ---- audit log --------------------------------------------------------
     def append_log(self, entries: Iterable[dict[str, Any]]) -> None:

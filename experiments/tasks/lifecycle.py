@@ -1,0 +1,62 @@
+"""Memory lifecycle: after every change, is the current value on top, and
+is a stale or deleted value still returned as if true?
+
+A returned text *asserts* a value when it contains it, is not negated, and
+does not also name the current value (so "은행 그만두고 게임 회사에 다녀"
+asserts the new job, not the old one).
+"""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Any, Callable, Iterable
+
+from naia_memory.cognition.contradiction import is_negated
+from naia_memory.contract import MemoryProvider, Role
+
+from ..suites.lifecycle_scripts import CHATTER, Script
+
+T0 = datetime(2025, 3, 3, 9, 0, tzinfo=timezone.utc)
+
+
+def _has(text: str, value: str) -> bool:
+    return value.lower() in text.lower()
+
+
+def asserts(text: str, value: str, current: str | None) -> bool:
+    return _has(text, value) and not is_negated(text) and not (current and _has(text, current))
+
+
+def run_lifecycle(make_provider: Callable[[], MemoryProvider], scripts: Iterable[Script], *, top_k: int = 5,
+                  progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    probes = []
+    for script in scripts:
+        p = make_provider()
+        try:
+            chatter = CHATTER[script.lang]
+            for n, step in enumerate(script.steps):
+                day = T0 + timedelta(days=step.day)
+                for j, c in enumerate(chatter[n % len(chatter):] + chatter[: n % len(chatter)]):
+                    if j == 2:
+                        p.encode(content=step.say, role=Role.USER, now=day + timedelta(minutes=j))
+                    p.encode(content=c, role=Role.USER, now=day + timedelta(minutes=j, seconds=30))
+                p.consolidate(now=day + timedelta(hours=1))
+                res = p.recall(query=step.query, top_k=top_k, now=day + timedelta(hours=2))
+                texts = res.contents()
+                probes.append({
+                    "query_id": f"{script.script_id}#{n}", "script": script.script_id, "lang": script.lang, "query": step.query,
+                    "current": step.current, "stale": list(step.stale), "deleted": list(step.deleted), "returned": texts,
+                    "current_top1": None if step.current is None else bool(texts) and _has(texts[0], step.current),
+                    "current_topk": None if step.current is None else any(_has(t, step.current) for t in texts),
+                    "stale_returned": any(asserts(t, v, step.current) for t in texts for v in step.stale) if step.stale else None,
+                    "deleted_returned": any(asserts(t, v, step.current) for t in texts for v in step.deleted) if step.deleted else None,
+                })
+        finally:
+            p.close()
+        if progress:
+            progress(1)
+    def rate(key):
+        vals = [q[key] for q in probes if q[key] is not None]
+        return sum(vals) / len(vals) if vals else 0.0
+    metrics = {"n_probes": len(probes), f"current@1": rate("current_top1"), f"current@{top_k}": rate("current_topk"),
+               "stale_returned_rate": rate("stale_returned"), "deleted_returned_rate": rate("deleted_returned")}
+    return {"metrics": metrics, "queries": probes, "timings": {}}

@@ -1,0 +1,90 @@
+"""Contradiction filters: decide how a new fact relates to existing ones.
+
+The heuristic filter is the pure rule set in ``cognition.contradiction``; the
+LLM filter asks an injected chat model (AIDA's ADD / UPDATE / DELETE / NOOP
+against at most three existing memories). An answer that cannot be parsed
+raises ``UnparseableAnswer`` and the engine records UNDECIDED.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Protocol, Sequence, runtime_checkable
+
+from ..cognition import contradiction
+from ..cognition.contradiction import Attribute, ExistingFact, Verdict
+from .client import ChatClient
+from .extractor import UnparseableAnswer
+
+
+@dataclass(frozen=True)
+class FactView:
+    """What a filter may see of an existing fact."""
+
+    id: str
+    content: str
+    attribute: str | None
+    values: frozenset[str]
+    similarity: float
+
+
+@runtime_checkable
+class ContradictionFilter(Protocol):
+    name: str
+
+    def judge(self, new_text: str, attr: Attribute | None, values: frozenset[str], existing: Sequence[FactView]) -> Verdict: ...
+
+
+class HeuristicContradictionFilter:
+    name = "heuristic"
+
+    def judge(self, new_text: str, attr: Attribute | None, values: frozenset[str], existing: Sequence[FactView]) -> Verdict:
+        return contradiction.judge(new_text, attr, values, [ExistingFact(f.id, f.attribute, f.values) for f in existing])
+
+
+PROMPT = (
+    "You maintain a user's long-term memory. Given a NEW fact the user stated and up to three EXISTING memories, "
+    "answer with JSON only: {\"op\": \"ADD\"|\"UPDATE\"|\"DELETE\"|\"NOOP\", \"target\": <number of the existing memory or null>}. "
+    "ADD: genuinely new information (including another value of a list, e.g. a second pet). "
+    "UPDATE: the same single-valued attribute changed (new job, new city); target = the memory it replaces. "
+    "DELETE: the new fact says an existing memory is no longer true and replaces it with nothing; target = that memory. "
+    "NOOP: a restatement or a refinement that keeps the memory true. Questions and hypotheticals never change memory."
+)
+_OPS = {"ADD": "add", "UPDATE": "supersede", "DELETE": "delete", "NOOP": "reaffirm"}
+
+
+@dataclass
+class LLMContradictionFilter:
+    client: ChatClient
+    max_existing: int = 3
+
+    @property
+    def name(self) -> str:
+        return f"llm:{self.client.name}"
+
+    def judge(self, new_text: str, attr: Attribute | None, values: frozenset[str], existing: Sequence[FactView]) -> Verdict:
+        shown = sorted(existing, key=lambda f: -f.similarity)[: self.max_existing]
+        if not shown:
+            return Verdict("add", None, "no existing memory to compare")
+        listing = "\n".join(f"{i + 1}. {f.content}" for i, f in enumerate(shown))
+        raw = self.client.complete([
+            {"role": "system", "content": PROMPT},
+            {"role": "user", "content": f"NEW: {new_text}\nEXISTING:\n{listing}"},
+        ])
+        text = raw.strip()
+        fence = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
+        text = fence.group(1).strip() if fence else text
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            raise UnparseableAnswer(raw, "not JSON") from None
+        op = data.get("op") if isinstance(data, dict) else None
+        if op not in _OPS:
+            raise UnparseableAnswer(raw, f"op must be one of {sorted(_OPS)}")
+        target = data.get("target")
+        if op == "ADD":
+            return Verdict("add", None, "llm: ADD")
+        if not isinstance(target, int) or not 1 <= target <= len(shown):
+            raise UnparseableAnswer(raw, f"{op} needs a target between 1 and {len(shown)}")
+        return Verdict(_OPS[op], shown[target - 1].id, f"llm: {op}")
