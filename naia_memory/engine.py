@@ -40,7 +40,7 @@ from .contract import (
 from .embedders.base import Embedder, EmbedderError
 from .llm.contradiction_filter import ContradictionFilter, FactView, HeuristicContradictionFilter
 from .llm.extractor import LLMFactExtractor, UnparseableAnswer
-from .records import ACTIVE, ARCHIVED, SUPERSEDED, MemoryRecord, ensure_aware, new_id
+from .records import ACTIVE, ARCHIVED, SUPERSEDED, MemoryRecord, content_id, ensure_aware
 from .stores.port import RecordFilter, StoragePort
 
 log = logging.getLogger("naia_memory")
@@ -89,6 +89,7 @@ class MemorySystem:
         self._closed = False
         store.bind_embedder(embedder.name, embedder.dim)
         self._entity_index: dict[str, set[str]] = {}
+        self._id_counter = sum(1 for _ in store.records())
         for r in store.records():
             self._index_entities(r)
 
@@ -104,6 +105,15 @@ class MemorySystem:
                 ids.discard(r.id)
                 if not ids:
                     del self._entity_index[e]
+
+    def _new_id(self, prefix: str, content: str, now: datetime, project: str) -> str:
+        """Deterministic ids (same inputs in the same order, same ids), so
+        ties broken on id rank the same in every rerun."""
+        while True:
+            self._id_counter += 1
+            rid = f"{prefix}_{content_id(f'{project}|{now.isoformat()}|{content}|{self._id_counter}')}"
+            if self.store.get(rid) is None:
+                return rid
 
     def _check_open(self) -> None:
         if self._closed:
@@ -152,7 +162,7 @@ class MemorySystem:
             body = strip_speaker(content)
             keep = "explicit-keep" in score.cues
             rec = MemoryRecord(
-                id=new_id("ep"), kind=MemoryKind.EPISODE, content=content, created_at=now, updated_at=now,
+                id=self._new_id("ep", content, now, project), kind=MemoryKind.EPISODE, content=content, created_at=now, updated_at=now,
                 last_accessed=now, project=project, session=session, role=role_s,
                 tokens=self.tokenizer.tokens(content), entities=sorted(set(self.tokenizer.nouns(body))),
                 importance=max(score.importance, score.emotion), memory_class="permanent" if keep else "episode",
@@ -253,7 +263,7 @@ class MemorySystem:
             self._retire(old, now, successor=None, reason=verdict.reason, episode_id=ep.id)
             return Decision(DecisionOp.DELETE, cand.content, None, old.id, distance, verdict.reason, now, (ep.id,))
         fact = MemoryRecord(
-            id=new_id("fact"), kind=MemoryKind.FACT, content=cand.content, created_at=now, updated_at=now,
+            id=self._new_id("fact", cand.content, now, ep.project), kind=MemoryKind.FACT, content=cand.content, created_at=now, updated_at=now,
             last_accessed=now, project=ep.project, session=ep.session, role="user", tokens=tokens,
             entities=sorted(set(self.tokenizer.nouns(cand.content))), importance=ep.importance,
             memory_class=cand.memory_class, valid_from=ep.created_at, provenance=[ep.id],
@@ -394,8 +404,8 @@ class MemorySystem:
             return []
         act = spreading_activation(self.store.graph.adjacency, seeds, self.config.graph_decay, self.config.graph_hops)
         scores: dict[str, float] = {}
-        for ent, a in act.items():
-            for rid in self._entity_index.get(ent, ()):
+        for ent, a in sorted(act.items()):  # fixed order: float sums must not depend on hash seeds
+            for rid in sorted(self._entity_index.get(ent, ())):
                 scores[rid] = scores.get(rid, 0.0) + a
         allowed = [(rid, s) for rid, s in scores.items() if flt.matches(self.store.get(rid))]
         return sorted(allowed, key=lambda kv: (-kv[1], kv[0]))[: self.config.candidate_k]
@@ -458,7 +468,7 @@ class MemorySystem:
             old = self._require(memory_id)
             if old.status != ACTIVE:
                 raise ValueError(f"{memory_id} is {old.status}; edit the current version")
-            new = replace(old, id=new_id(old.id.split("_")[0]), content=content, tokens=self.tokenizer.tokens(content),
+            new = replace(old, id=self._new_id(old.id.split("_")[0], content, now, old.project), content=content, tokens=self.tokenizer.tokens(content),
                           entities=sorted(set(self.tokenizer.nouns(content))), created_at=now, updated_at=now,
                           valid_from=now, valid_to=None, supersedes=old.id, superseded_by=None, recall_count=0,
                           metadata={**old.metadata, "edited_by_user": True})

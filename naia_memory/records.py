@@ -1,7 +1,7 @@
 """Domain records the engine keeps in a store (mutable, unlike boundary types)."""
 from __future__ import annotations
 
-import uuid
+import hashlib
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -27,8 +27,8 @@ def ensure_aware(ts: datetime | None) -> datetime:
     return ts if ts.tzinfo is not None else ts.replace(tzinfo=timezone.utc)
 
 
-def new_id(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:16]}"
+def content_id(seed: str) -> str:
+    return hashlib.blake2b(seed.encode("utf-8"), digest_size=8).hexdigest()
 
 
 @dataclass

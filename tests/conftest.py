@@ -62,3 +62,19 @@ def shared_path(*parts: str) -> Path:
     if not p.exists():
         pytest.skip(f"shared data {p} is not present (tests read ../shared/ beside the checkout)")
     return p
+
+
+_REPORT: list[str] = []
+
+
+@pytest.fixture
+def report_lines() -> list[str]:
+    """Lines a test wants in the CI log (printed in pytest's summary)."""
+    return _REPORT
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _REPORT:
+        terminalreporter.section("naia-memory numbers")
+        for line in _REPORT:
+            terminalreporter.write_line(line)
