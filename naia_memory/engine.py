@@ -503,16 +503,11 @@ class MemorySystem:
         return self.store.graph.neighbors(entity, limit)
 
     def backup(self, *, path: str) -> str:
-        """Copy the durable store to ``path`` (after a commit)."""
-        import shutil
-
+        """A consistent copy of the durable store at ``path``."""
         with self._lock:
-            self.store.commit()
-            if not getattr(self.store, "path", None):
-                raise ValueError("this store lives in memory only; nothing to back up")
             dest = Path(path).expanduser()
             dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(self.store.path, dest)
+            self.store.backup_to(str(dest))
             return str(dest)
 
     @classmethod

@@ -78,3 +78,35 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("naia-memory numbers")
         for line in _REPORT:
             terminalreporter.write_line(line)
+
+
+_LOOPBACK = ("127.", "::1", "localhost", "0:0:0:0:0:0:0:1")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def no_network_beyond_loopback():
+    """Every test runs with connections outside loopback refused: a library
+    that phones home (telemetry, model hubs) fails the test instead."""
+    import socket
+
+    real_connect, real_getaddrinfo = socket.socket.connect, socket.getaddrinfo
+
+    def _host(addr):
+        return addr[0] if isinstance(addr, tuple) else str(addr)
+
+    def guarded_connect(self, addr):
+        if self.family in (socket.AF_INET, socket.AF_INET6) and not str(_host(addr)).startswith(_LOOPBACK):
+            raise ConnectionRefusedError(f"test tried to reach {addr!r}: only loopback is allowed")
+        return real_connect(self, addr)
+
+    def guarded_getaddrinfo(host, *args, **kwargs):
+        if host is not None and not str(host).startswith(_LOOPBACK):
+            raise OSError(f"test tried to resolve {host!r}: only loopback is allowed")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    socket.socket.connect = guarded_connect
+    socket.getaddrinfo = guarded_getaddrinfo
+    yield
+    socket.socket.connect = real_connect
+    socket.getaddrinfo = real_getaddrinfo
+

@@ -1,6 +1,7 @@
 """The naia providers: the same engine over different stores."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Mapping
 
 from ..config import EngineConfig
@@ -33,3 +34,53 @@ def make_local(
     cfg = engine if isinstance(engine, EngineConfig) else EngineConfig.from_mapping(engine)
     return MemorySystem(store=LocalStore(path, autosave=autosave), embedder=build_embedder(embedder), config=cfg,
                         name="naia-local", **system_kwargs)
+
+
+def make_sqlite(
+    *,
+    path: str | None = None,
+    embedder: Embedder | Mapping[str, Any] | str | None = None,
+    engine: Mapping[str, Any] | EngineConfig | None = None,
+    vector_index: str = "matrix",
+    autosave: bool = True,
+    **system_kwargs: Any,
+) -> MemorySystem:
+    """sqlite: the same engine on one SQLite file (FTS5 BM25, matrix or sqlite-vec
+    vectors). ``path=None`` uses a fresh temporary file (experiments)."""
+    import tempfile
+
+    from ..stores.sqlite_store import SqliteStore
+
+    if path is None:
+        path = str(Path(tempfile.mkdtemp(prefix="naia-sqlite-")) / "memory.sqlite")
+    cfg = engine if isinstance(engine, EngineConfig) else EngineConfig.from_mapping(engine)
+    store = SqliteStore(path, vector_index=vector_index, autosave=autosave)
+    name = "sqlite" if vector_index == "matrix" else "sqlite-vec"
+    return MemorySystem(store=store, embedder=build_embedder(embedder), config=cfg, name=name, **system_kwargs)
+
+
+def make_sqlite_vec(**kwargs: Any) -> MemorySystem:
+    return make_sqlite(vector_index="sqlite-vec", **kwargs)
+
+
+def make_qdrant(
+    *,
+    path: str | None = None,
+    url: str | None = None,
+    api_key: str | None = None,
+    collection: str = "naia_memory",
+    embedder: Embedder | Mapping[str, Any] | str | None = None,
+    engine: Mapping[str, Any] | EngineConfig | None = None,
+    **system_kwargs: Any,
+) -> MemorySystem:
+    """qdrant: the same engine on Qdrant; local mode on disk (``path=``, a fresh
+    temporary folder when neither is given) or a server (``url=``)."""
+    import tempfile
+
+    from ..stores.qdrant_store import QdrantStore
+
+    if path is None and url is None:
+        path = tempfile.mkdtemp(prefix="naia-qdrant-")
+    cfg = engine if isinstance(engine, EngineConfig) else EngineConfig.from_mapping(engine)
+    store = QdrantStore(path, url=url, api_key=api_key, collection=collection)
+    return MemorySystem(store=store, embedder=build_embedder(embedder), config=cfg, name="qdrant", **system_kwargs)

@@ -21,6 +21,10 @@ class NoMemoryProvider:
 
     def recall(self, *, query: str, top_k: int = 10, project: str = "default", now: datetime | None = None,
                kinds: Sequence[MemoryKind] | None = None) -> RecallResult:
+        if not isinstance(query, str) or not query.strip():
+            raise ValueError("query must be a non-empty string")
+        if not isinstance(top_k, int) or top_k <= 0:
+            raise ValueError(f"top_k must be a positive int, got {top_k!r}")
         return RecallResult(query=query, hits=())
 
     def consolidate(self, *, now: datetime | None = None) -> ConsolidationReport:

@@ -7,6 +7,11 @@ from ..contract import MemoryProvider
 
 PROVIDERS: dict[str, str] = {
     "naia-local": "naia_memory.providers.naia:make_local",
+    "sqlite": "naia_memory.providers.naia:make_sqlite",
+    "sqlite-vec": "naia_memory.providers.naia:make_sqlite_vec",
+    "qdrant": "naia_memory.providers.naia:make_qdrant",
+    "lite": "naia_memory.providers.lite:LiteMemoryProvider",
+    "mem0": "naia_memory.providers.mem0:Mem0Provider",
     "none": "naia_memory.providers.none:NoMemoryProvider",
 }
 

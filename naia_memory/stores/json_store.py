@@ -19,10 +19,11 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ..cognition.bm25 import BM25Index, rank
+from ..cognition.bm25 import BM25Index
 from ..cognition.graph import EntityGraph
 from ..records import MemoryRecord
-from .port import SCHEMA_VERSION, EmbedderMismatchError, RecordFilter, StoreError
+from .cache import RecordCache, check_embedder
+from .port import SCHEMA_VERSION, RecordFilter, StoreError
 
 DEFAULT_PATH = Path("~/.naia/memory/naia-memory.json")
 FORMAT = "naia-memory"
@@ -76,22 +77,12 @@ class LocalStore:
         self.autosave = autosave
         self.graph = EntityGraph()
         self._meta: dict[str, Any] = {"format": FORMAT, "schema_version": SCHEMA_VERSION, "embedder": None}
-        self._records: dict[str, MemoryRecord] = {}
-        self._row: dict[str, int] = {}
-        self._ids: list[str] = []
-        self._buf = np.zeros((0, 0), dtype=np.float32)  # capacity-doubling buffer
+        self._cache = RecordCache()
         self._bm25 = BM25Index()
         self._log: list[dict[str, Any]] = []
         self._dirty = False
         if self.path is not None and Path(self.path).exists():
             self._load(Path(self.path))
-
-    @property
-    def _vecs(self) -> np.ndarray:
-        return self._buf[: len(self._ids)]
-
-    def _reset_vectors(self, n: int, dim: int) -> None:
-        self._buf = np.zeros((max(n, 16), dim), dtype=np.float32)
 
     # ---- persistence -------------------------------------------------
     def _load(self, path: Path) -> None:
@@ -104,31 +95,26 @@ class LocalStore:
         if doc.get("schema_version", 0) > SCHEMA_VERSION:
             raise StoreError(f"{path} has schema {doc['schema_version']}, newer than this library ({SCHEMA_VERSION})")
         self._meta = {k: v for k, v in doc.items() if k not in ("records", "graph", "log")}
-        emb = self._meta.get("embedder") or {}
-        dim = emb.get("dim")
-        vecs = []
-        for item in doc.get("records", []):
+        dim = (self._meta.get("embedder") or {}).get("dim")
+        items = doc.get("records", [])
+        self._cache.reset_vectors(len(items), dim or 0)
+        for item in items:
             item = dict(item)
             vec = item.pop("embedding", None)
             rec = MemoryRecord.from_json(item)
-            self._records[rec.id] = rec
-            self._row[rec.id] = len(self._ids)
-            self._ids.append(rec.id)
             if vec is None or dim is None:
                 raise StoreError(f"{path}: record {rec.id} has no embedding or the store has no embedder entry")
-            vecs.append(decode_vector(vec, dim))
+            self._cache.add(rec, decode_vector(vec, dim))
             self._bm25.add(rec.id, rec.tokens)
-        self._reset_vectors(len(vecs), dim or 0)
-        if vecs:
-            self._buf[: len(vecs)] = np.stack(vecs)
         self.graph = EntityGraph.from_json(doc.get("graph", []))
         self._log = list(doc.get("log", []))
 
     def _snapshot(self) -> str:
+        c = self._cache
         records = []
-        for rid in self._ids:
-            d = self._records[rid].to_json()
-            d["embedding"] = encode_vector(self._vecs[self._row[rid]])
+        for rid in c.ids:
+            d = c.records[rid].to_json()
+            d["embedding"] = encode_vector(c.vectors[c.row[rid]])
             records.append(d)
         doc = dict(self._meta)
         doc["saved_at"] = datetime.now(timezone.utc).isoformat()
@@ -143,9 +129,6 @@ class LocalStore:
         atomic_write_text(Path(self.path), self._snapshot())
         self._dirty = False
 
-    def mark_dirty(self) -> None:
-        self._dirty = True
-
     def close(self) -> None:
         self.commit()
 
@@ -154,113 +137,69 @@ class LocalStore:
         return dict(self._meta)
 
     def bind_embedder(self, name: str, dim: int) -> None:
-        stored = self._meta.get("embedder")
-        if stored is None:
+        if check_embedder(self.path or "<memory>", self._meta.get("embedder"), name, dim):
             self._meta["embedder"] = {"name": name, "dim": int(dim)}
-            self._reset_vectors(0, dim)
+            self._cache.reset_vectors(0, dim)
             self._dirty = True
-            return
-        if int(stored["dim"]) != int(dim):
-            raise EmbedderMismatchError(self.path or "<memory>", stored, name, dim)
-        if stored.get("name") != name:
-            # Same dimension, other model: still incomparable vectors.
-            raise EmbedderMismatchError(self.path or "<memory>", stored, name, dim)
 
     def rebind_embedder(self, name: str, dim: int) -> None:
         """For re-indexing: forget the old vectors' embedder and shape."""
         self._meta["embedder"] = {"name": name, "dim": int(dim)}
-        self._reset_vectors(len(self._ids), dim)
+        self._cache.reset_vectors(len(self._cache), dim)
         self._dirty = True
 
     # ---- records --------------------------------------------------------
     def put(self, record: MemoryRecord, embedding: np.ndarray) -> None:
-        if record.id in self._records:
-            raise StoreError(f"duplicate id {record.id}")
-        vec = np.asarray(embedding, dtype=np.float32).reshape(1, -1)
-        if self._buf.shape[1] != vec.shape[1]:
-            raise StoreError(f"vector of dim {vec.shape[1]} does not fit store of dim {self._buf.shape[1]}")
-        n = len(self._ids)
-        if n == self._buf.shape[0]:
-            grown = np.zeros((max(16, 2 * n), self._buf.shape[1]), dtype=np.float32)
-            grown[:n] = self._buf[:n]
-            self._buf = grown
-        self._buf[n] = vec[0]
-        self._records[record.id] = record
-        self._row[record.id] = n
-        self._ids.append(record.id)
+        self._cache.add(record, embedding)
         self._bm25.add(record.id, record.tokens)
         self._dirty = True
 
     def update(self, record: MemoryRecord) -> None:
-        old = self._records.get(record.id)
-        if old is None:
+        if record.id not in self._cache.records:
             raise StoreError(f"no record {record.id}")
         if tuple(record.tokens) != self._bm25.doc_tokens.get(record.id):
             self._bm25.add(record.id, record.tokens)
-        self._records[record.id] = record
+        self._cache.records[record.id] = record
         self._dirty = True
 
     def set_embedding(self, record_id: str, embedding: np.ndarray) -> None:
-        self._buf[self._row[record_id]] = np.asarray(embedding, dtype=np.float32)
+        self._cache.set_vector(record_id, embedding)
         self._dirty = True
 
     def get(self, record_id: str) -> MemoryRecord | None:
-        return self._records.get(record_id)
+        return self._cache.records.get(record_id)
 
     def delete(self, record_id: str) -> None:
-        if record_id not in self._records:
+        if record_id not in self._cache.records:
             return
-        row = self._row.pop(record_id)
-        last = self._ids[-1]
-        if last != record_id:
-            self._ids[row] = last
-            self._row[last] = row
-            self._buf[row] = self._buf[len(self._ids) - 1]
-        self._ids.pop()
-        del self._records[record_id]
+        self._cache.remove(record_id)
         self._bm25.remove(record_id)
         self._dirty = True
 
     def records(self, flt: RecordFilter | None = None) -> Iterator[MemoryRecord]:
-        for rid in list(self._ids):
-            r = self._records[rid]
-            if flt is None or flt.matches(r):
-                yield r
+        return self._cache.iter(flt)
 
     def __len__(self) -> int:
-        return len(self._ids)
+        return len(self._cache)
 
     def embeddings(self, ids: Sequence[str]) -> np.ndarray:
-        if not ids:
-            return np.zeros((0, self._vecs.shape[1]), dtype=np.float32)
-        return self._vecs[[self._row[i] for i in ids]]
+        return self._cache.embeddings(ids)
 
     # ---- search ---------------------------------------------------------
     def vector_top_k(self, query: np.ndarray, k: int, flt: RecordFilter) -> list[tuple[str, float]]:
-        """Score every row with one matrix product, then walk down the ranking
-        until ``k`` rows pass the filter (no per-record Python scan up front)."""
-        n = len(self._ids)
-        if n == 0 or k <= 0:
-            return []
-        sims = self._vecs @ np.asarray(query, dtype=np.float32)
-        width = min(n, max(4 * k, 64))
-        while True:
-            top = np.argpartition(-sims, width - 1)[:width] if width < n else np.arange(n)
-            top = top[np.lexsort((np.array([self._ids[i] for i in top]), -sims[top]))]
-            hits = [(self._ids[i], float(sims[i])) for i in top if flt.matches(self._records[self._ids[i]])][:k]
-            if len(hits) == k or width >= n:
-                return hits
-            width = min(n, width * 4)
+        return self._cache.vector_top_k(query, k, flt)
 
     def keyword_top_k(self, tokens: Sequence[str], k: int, flt: RecordFilter) -> list[tuple[str, float]]:
-        scores = self._bm25.scores(tokens)
-        width = max(4 * k, 64)
-        while True:
-            top = heapq.nsmallest(width, scores.items(), key=lambda kv: (-kv[1], kv[0]))
-            hits = [(i, s) for i, s in top if flt.matches(self._records[i])][:k]
-            if len(hits) == k or width >= len(scores):
-                return hits
-            width *= 4
+        return filtered_top_k(self._bm25.scores(tokens), k, lambda i: flt.matches(self._cache.records[i]))
+
+    def backup_to(self, dest: str) -> None:
+        import shutil
+
+        if self.path is None:
+            raise ValueError("this store lives in memory only; nothing to back up")
+        self._dirty = True
+        self.commit()
+        shutil.copyfile(self.path, dest)
 
     # ---- audit log --------------------------------------------------------
     def append_log(self, entries: Iterable[dict[str, Any]]) -> None:
@@ -269,3 +208,15 @@ class LocalStore:
 
     def log(self) -> list[dict[str, Any]]:
         return list(self._log)
+
+
+def filtered_top_k(scores: dict[str, float], k: int, keep) -> list[tuple[str, float]]:
+    """Best ``k`` of ``scores`` that pass ``keep``, ties broken by id, without
+    sorting everything when most candidates pass."""
+    width = max(4 * k, 64)
+    while True:
+        top = heapq.nsmallest(width, scores.items(), key=lambda kv: (-kv[1], kv[0]))
+        hits = [(i, s) for i, s in top if keep(i)][:k]
+        if len(hits) == k or width >= len(scores):
+            return hits
+        width *= 4

@@ -1,0 +1,127 @@
+"""mem0 (``mem0ai``, in-process) behind the naia contract, fully offline.
+
+- Telemetry off: ``MEM0_TELEMETRY=False`` is set before mem0 is imported
+  (otherwise it reports to PostHog), and ``MEM0_DIR`` points at this run's
+  folder.
+- Same embedder as naia: mem0 reaches it through an OpenAI-compatible
+  server on loopback (``EmbeddingServer``) with the real dimension in both
+  the embedder and the vector store (faiss; mem0's default 1536 is wrong
+  for 384-d models).
+- ``add(..., infer=False)``: mem0 stores each turn as given. Its infer=True
+  path (LLM fact extraction and ADD/UPDATE/DELETE) needs a real LLM; pass
+  ``llm={"base_url": ..., "model": ..., "api_key": ...}`` to use one.
+  Without it, mem0 still insists on an LLM config, so it gets an
+  OpenAI-compatible URL on an unused loopback port that is never called;
+  every result records ``mem0_infer``.
+- Time: mem0 keeps its own clock, so the turn's ``now`` is stored as metadata
+  and recall drops memories created after its ``now``.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import tempfile
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ..contract import ConsolidationReport, EncodeResult, MemoryKind, RecallHit, RecallResult, Role
+from ..embedders import Embedder
+from ..embedders.serve import EmbeddingServer
+from ..records import ensure_aware
+
+
+def _unused_loopback_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Mem0Provider:
+    name = "mem0"
+
+    def __init__(self, *, workdir: str | None = None, embedder: Embedder | Mapping[str, Any] | str | None = None,
+                 llm: Mapping[str, Any] | None = None, path: str | None = None, oversample: int = 3):
+        from .naia import build_embedder
+
+        self.embedder = build_embedder(embedder)
+        self.workdir = Path(workdir or path or tempfile.mkdtemp(prefix="naia-mem0-"))
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        os.environ["MEM0_TELEMETRY"] = "False"
+        os.environ["MEM0_DIR"] = str(self.workdir / ".mem0")
+        from mem0 import Memory  # imported only now, after telemetry is off
+
+        self.infer = llm is not None
+        self.oversample = oversample
+        self._server = EmbeddingServer(self.embedder)
+        llm_cfg = dict(llm) if llm else {"base_url": f"http://127.0.0.1:{_unused_loopback_port()}/v1", "model": "unused", "api_key": "unused"}
+        config = {
+            "embedder": {"provider": "openai", "config": {"model": f"{self.embedder.name}", "api_key": "unused",
+                                                          "openai_base_url": self._server.base_url, "embedding_dims": self.embedder.dim}},
+            "vector_store": {"provider": "faiss", "config": {"collection_name": "naia_bench", "path": str(self.workdir / "faiss"),
+                                                             "embedding_model_dims": self.embedder.dim, "distance_strategy": "cosine"}},
+            "llm": {"provider": "openai", "config": {"model": llm_cfg["model"], "api_key": llm_cfg.get("api_key", "unused"),
+                                                     "openai_base_url": llm_cfg["base_url"]}},
+            "history_db_path": str(self.workdir / "history.db"),
+        }
+        self.memory = Memory.from_config(config)
+
+    def encode(self, *, content: str, role: Role | str = Role.USER, session: str | None = None, project: str = "default",
+               now: datetime | None = None, metadata: Mapping[str, Any] | None = None) -> EncodeResult:
+        if not isinstance(content, str) or not content.strip():
+            raise ValueError("content must be a non-empty string")
+        now = ensure_aware(now)
+        role_s = role.value if isinstance(role, Role) else str(role)
+        md = {"naia_created_ts": now.timestamp(), "naia_role": role_s, "naia_session": session or ""}
+        if metadata and metadata.get("source_id") is not None:
+            md["naia_source_id"] = str(metadata["source_id"])
+        out = self.memory.add([{"role": "user" if role_s == "user" else "assistant", "content": content}],
+                              user_id=project, metadata=md, infer=self.infer)
+        results = out.get("results", []) if isinstance(out, dict) else []
+        if not results:
+            return EncodeResult(False, None, "mem0 stored nothing" + (" (infer=True decided NOOP)" if self.infer else ""))
+        return EncodeResult(True, str(results[0]["id"]), f"mem0 {results[0].get('event', 'ADD')} (infer={self.infer})")
+
+    def recall(self, *, query: str, top_k: int = 10, project: str = "default", now: datetime | None = None,
+               kinds: Sequence[MemoryKind] | None = None) -> RecallResult:
+        if not isinstance(query, str) or not query.strip():
+            raise ValueError("query must be a non-empty string")
+        if not isinstance(top_k, int) or top_k <= 0:
+            raise ValueError(f"top_k must be a positive int, got {top_k!r}")
+        now_ts = ensure_aware(now).timestamp()
+        res = self.memory.search(query, top_k=top_k * self.oversample, filters={"user_id": project}, threshold=0.0)
+        hits = []
+        for item in res.get("results", []):
+            md = item.get("metadata") or {}
+            if md.get("naia_created_ts", 0) > now_ts:
+                continue
+            ts = datetime.fromtimestamp(md.get("naia_created_ts", now_ts)).astimezone()
+            src = md.get("naia_source_id")
+            hits.append(RecallHit(id=str(item["id"]), kind=MemoryKind.FACT if self.infer else MemoryKind.EPISODE,
+                                  content=item["memory"], score=float(item.get("score") or 0.0), created_at=ts, updated_at=ts,
+                                  metadata={"role": md.get("naia_role"), "session": md.get("naia_session"), "project": project,
+                                            "source_ids": (src,) if src else (), "mem0_infer": self.infer}))
+            if len(hits) == top_k:
+                break
+        return RecallResult(query=query, hits=tuple(hits))
+
+    def consolidate(self, *, now: datetime | None = None) -> ConsolidationReport:
+        return ConsolidationReport(0, ())  # mem0 consolidates inside add() when infer=True
+
+    def forget(self, *, memory_id: str | None = None, project: str | None = None) -> int:
+        if (memory_id is None) == (project is None):
+            raise ValueError("forget needs exactly one of memory_id= or project=")
+        if memory_id is not None:
+            self.memory.delete(memory_id)
+            return 1
+        n = len(self.memory.get_all(filters={"user_id": project}).get("results", []))
+        self.memory.delete_all(user_id=project)
+        return n
+
+    def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        close = getattr(self.memory, "close", None)
+        if close:
+            close()

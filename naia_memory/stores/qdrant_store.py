@@ -1,0 +1,256 @@
+"""QdrantStore: the engine's storage port on Qdrant via ``qdrant-client``.
+
+``QdrantStore(path="/dir")`` runs Qdrant in-process on disk (local mode);
+``QdrantStore(url="http://host:6333", api_key=...)`` talks to a server or
+cluster you run, so a user who outgrows one machine keeps the same engine.
+Vector search runs in Qdrant with the scope filters (project, status, kind,
+time) pushed down as a payload filter. Keyword search is the engine's BM25
+over the morpheme tokens kept in each point's payload (loaded at open), so
+rankings equal the JSON and SQLite stores'. Metadata, the entity graph and
+the audit log live in a companion collection ``<collection>__naia``.
+"""
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any, Iterable, Iterator, Sequence
+
+import numpy as np
+
+from ..cognition.bm25 import BM25Index
+from ..cognition.graph import EntityGraph
+from ..records import MemoryRecord
+from .cache import RecordCache, check_embedder
+from .json_store import filtered_top_k
+from .port import RecordFilter, StoreError
+
+_NS = uuid.UUID("5d1f0c3e-8a52-4c1b-9a57-7f0e2b3c4d5e")
+_META_ID, _GRAPH_ID = 1, 2
+
+
+def _pid(record_id: str) -> str:
+    return str(uuid.uuid5(_NS, record_id))
+
+
+class QdrantStore:
+    def __init__(self, path: str | None = None, *, url: str | None = None, api_key: str | None = None,
+                 collection: str = "naia_memory", autosave: bool = True):
+        from qdrant_client import QdrantClient, models
+
+        if (path is None) == (url is None):
+            raise ValueError("give exactly one of path= (local mode, on disk) or url= (a Qdrant server)")
+        self.models = models
+        self.path = path or url
+        self.autosave = autosave
+        self.client = QdrantClient(path=path) if path is not None else QdrantClient(url=url, api_key=api_key)
+        self.collection = collection
+        self.meta_collection = f"{collection}__naia"
+        self._cache = RecordCache()
+        self._bm25 = BM25Index()
+        self._pending: dict[str, Any] = {}
+        self._deleted: set[str] = set()
+        self._log: list[dict[str, Any]] = []
+        self._log_flushed = 0
+        self._seq = 0
+        self._seqmap: dict[str, int] = {}
+        self._meta: dict[str, Any] = {"format": "naia-memory-qdrant", "embedder": None}
+        self.graph = EntityGraph()
+        if not self.client.collection_exists(self.meta_collection):
+            self.client.create_collection(self.meta_collection, vectors_config=models.VectorParams(size=1, distance=models.Distance.DOT))
+        self._load()
+
+    # ---- load / persist ----------------------------------------------------------
+    def _scroll(self, collection: str, with_vectors: bool) -> Iterator[Any]:
+        offset = None
+        while True:
+            points, offset = self.client.scroll(collection, limit=512, offset=offset, with_payload=True, with_vectors=with_vectors)
+            yield from points
+            if offset is None:
+                return
+
+    def _load(self) -> None:
+        entries = []
+        for p in self._scroll(self.meta_collection, with_vectors=False):
+            if p.id == _META_ID:
+                self._meta = json.loads(p.payload["data"])
+            elif p.id == _GRAPH_ID:
+                self.graph = EntityGraph.from_json(json.loads(p.payload["data"]))
+            else:
+                entries.append((int(p.id), json.loads(p.payload["data"])))
+        self._log = [e for _, e in sorted(entries, key=lambda x: x[0])]
+        self._log_flushed = len(self._log)
+        emb = self._meta.get("embedder")
+        if emb is None:
+            return
+        if not self.client.collection_exists(self.collection):
+            raise StoreError(f"{self.path}: metadata names an embedder but collection {self.collection!r} is missing")
+        points = list(self._scroll(self.collection, with_vectors=True))
+        self._cache.reset_vectors(len(points), int(emb["dim"]))
+        for p in sorted(points, key=lambda p: p.payload["seq"]):
+            rec = MemoryRecord.from_json(json.loads(p.payload["record"]))
+            self._cache.add(rec, np.asarray(p.vector, dtype=np.float32))
+            self._bm25.add(rec.id, rec.tokens)
+            self._seqmap[rec.id] = p.payload["seq"]
+        self._seq = max(self._seqmap.values(), default=0)
+
+    def _put_meta(self, point_id: int, data: Any) -> None:
+        self.client.upsert(self.meta_collection, points=[self.models.PointStruct(id=point_id, vector=[1.0], payload={"data": json.dumps(data, ensure_ascii=False, default=str)})])
+
+    def _flush_points(self) -> None:
+        if self._deleted:
+            self.client.delete(self.collection, points_selector=self.models.PointIdsList(points=[_pid(i) for i in self._deleted]))
+            self._deleted.clear()
+        if self._pending:
+            self.client.upsert(self.collection, points=list(self._pending.values()))
+            self._pending.clear()
+
+    def commit(self) -> None:
+        self._flush_points()
+        self._put_meta(_META_ID, self._meta)
+        self._put_meta(_GRAPH_ID, self.graph.to_json())
+        new = self._log[self._log_flushed:]
+        if new:
+            self.client.upsert(self.meta_collection, points=[
+                self.models.PointStruct(id=1000 + self._log_flushed + i, vector=[1.0], payload={"data": json.dumps(e, ensure_ascii=False, default=str)})
+                for i, e in enumerate(new)])
+            self._log_flushed = len(self._log)
+
+    def close(self) -> None:
+        if self.client is None:
+            return
+        self.commit()
+        self.client.close()
+        self.client = None
+
+    # ---- metadata -------------------------------------------------------------------
+    def meta(self) -> dict[str, Any]:
+        return dict(self._meta)
+
+    def bind_embedder(self, name: str, dim: int) -> None:
+        if check_embedder(self.path, self._meta.get("embedder"), name, dim):
+            self._meta["embedder"] = {"name": name, "dim": int(dim)}
+            self._cache.reset_vectors(0, dim)
+            if self.client.collection_exists(self.collection):
+                raise StoreError(f"collection {self.collection!r} exists without naia metadata; choose another collection name")
+            m = self.models
+            self.client.create_collection(self.collection, vectors_config=m.VectorParams(size=int(dim), distance=m.Distance.COSINE))
+            if self.path and "://" in self.path:  # payload indexes matter on a server; local mode ignores them
+                for field, schema in (("project", m.PayloadSchemaType.KEYWORD), ("status", m.PayloadSchemaType.KEYWORD),
+                                      ("kind", m.PayloadSchemaType.KEYWORD), ("created_ts", m.PayloadSchemaType.FLOAT)):
+                    self.client.create_payload_index(self.collection, field, field_schema=schema)
+            self.commit()
+
+    def rebind_embedder(self, name: str, dim: int) -> None:
+        self._flush_points()
+        self._meta["embedder"] = {"name": name, "dim": int(dim)}
+        self._cache.reset_vectors(len(self._cache), dim)
+        m = self.models
+        self.client.delete_collection(self.collection)
+        self.client.create_collection(self.collection, vectors_config=m.VectorParams(size=int(dim), distance=m.Distance.COSINE))
+        for rid in self._cache.ids:  # re-upserted with their new vectors by set_embedding
+            self._stage(self._cache.records[rid])
+
+    # ---- records ----------------------------------------------------------------------
+    def _stage(self, r: MemoryRecord) -> None:
+        payload = {"record": json.dumps(r.to_json(), ensure_ascii=False), "project": r.project, "status": r.status,
+                   "kind": r.kind.value, "created_ts": r.created_at.timestamp(), "seq": self._seqs_get(r.id)}
+        vec = self._cache.vectors[self._cache.row[r.id]].tolist()
+        self._pending[r.id] = self.models.PointStruct(id=_pid(r.id), vector=vec, payload=payload)
+
+    def _seqs_get(self, record_id: str) -> int:
+        """Insertion order survives a reopen (Qdrant's scroll order is by point id)."""
+        if record_id not in self._seqmap:
+            self._seq += 1
+            self._seqmap[record_id] = self._seq
+        return self._seqmap[record_id]
+
+    def put(self, record: MemoryRecord, embedding: np.ndarray) -> None:
+        self._cache.add(record, embedding)
+        self._bm25.add(record.id, record.tokens)
+        self._deleted.discard(record.id)
+        self._stage(record)
+
+    def update(self, record: MemoryRecord) -> None:
+        if record.id not in self._cache.records:
+            raise StoreError(f"no record {record.id}")
+        self._cache.records[record.id] = record
+        if tuple(record.tokens) != self._bm25.doc_tokens.get(record.id):
+            self._bm25.add(record.id, record.tokens)
+        self._stage(record)
+
+    def set_embedding(self, record_id: str, embedding: np.ndarray) -> None:
+        self._cache.set_vector(record_id, embedding)
+        self._stage(self._cache.records[record_id])
+
+    def get(self, record_id: str) -> MemoryRecord | None:
+        return self._cache.records.get(record_id)
+
+    def delete(self, record_id: str) -> None:
+        if record_id not in self._cache.records:
+            return
+        self._cache.remove(record_id)
+        self._bm25.remove(record_id)
+        self._pending.pop(record_id, None)
+        self._deleted.add(record_id)
+
+    def records(self, flt: RecordFilter | None = None) -> Iterator[MemoryRecord]:
+        return self._cache.iter(flt)
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    def embeddings(self, ids: Sequence[str]) -> np.ndarray:
+        return self._cache.embeddings(ids)
+
+    # ---- search -------------------------------------------------------------------------
+    def _qfilter(self, flt: RecordFilter):
+        m = self.models
+        must = []
+        if flt.project is not None:
+            must.append(m.FieldCondition(key="project", match=m.MatchValue(value=flt.project)))
+        if flt.statuses is not None:
+            must.append(m.FieldCondition(key="status", match=m.MatchAny(any=list(flt.statuses))))
+        if flt.kinds is not None:
+            must.append(m.FieldCondition(key="kind", match=m.MatchAny(any=[k.value for k in flt.kinds])))
+        if flt.created_before is not None:
+            must.append(m.FieldCondition(key="created_ts", range=m.Range(lte=flt.created_before.timestamp())))
+        return m.Filter(must=must) if must else None
+
+    def vector_top_k(self, query: np.ndarray, k: int, flt: RecordFilter) -> list[tuple[str, float]]:
+        if k <= 0 or not len(self._cache):
+            return []
+        self._flush_points()
+        q = np.asarray(query, dtype=np.float32)
+        width = 2 * k if flt.valid_at is None else max(4 * k, 64)  # margin: ties at the cut
+        while True:
+            res = self.client.query_points(self.collection, query=q.tolist(), query_filter=self._qfilter(flt),
+                                           limit=width, with_payload=["record"])
+            ids = [json.loads(p.payload["record"])["id"] for p in res.points]
+            ids = [i for i in ids if flt.matches(self._cache.records[i])]
+            # Qdrant picks the candidates; the score is recomputed from the same
+            # float32 vectors the other stores use, so equal texts tie exactly
+            # and ties break on id everywhere.
+            sims = self._cache.embeddings(ids) @ q if ids else []
+            cands = sorted(zip(ids, map(float, sims)), key=lambda x: (-x[1], x[0]))
+            if len(cands) >= k or len(res.points) < width:
+                return cands[:k]
+            width *= 4
+
+    def keyword_top_k(self, tokens: Sequence[str], k: int, flt: RecordFilter) -> list[tuple[str, float]]:
+        return filtered_top_k(self._bm25.scores(tokens), k, lambda i: flt.matches(self._cache.records[i]))
+
+    def backup_to(self, dest: str) -> None:
+        """Local mode: copy the folder after a flush. A server is backed up with Qdrant's snapshots."""
+        import shutil
+
+        self.commit()
+        if "://" in str(self.path):
+            raise NotImplementedError("back up a Qdrant server with its snapshot API (client.create_snapshot)")
+        shutil.copytree(self.path, dest, dirs_exist_ok=False)
+
+    # ---- audit log ---------------------------------------------------------------------
+    def append_log(self, entries: Iterable[dict[str, Any]]) -> None:
+        self._log.extend(entries)
+
+    def log(self) -> list[dict[str, Any]]:
+        return list(self._log)
