@@ -31,11 +31,11 @@ class ConfigError(ValueError):
 
 def provider_factory(adapter: dict[str, Any], engine_overrides: dict[str, Any] | None = None) -> Callable[[], MemoryProvider]:
     name = adapter["provider"]
-    kwargs = {k: v for k, v in adapter.items() if k not in ("name", "provider")}
+    kwargs = {k: v for k, v in adapter.items() if k not in ("name", "provider", "fresh_path")}
     if engine_overrides:
         kwargs["engine"] = {**(kwargs.get("engine") or {}), **engine_overrides}
     if adapter.get("fresh_path", False) or name in ("naia-local",):
-        kwargs.setdefault("path", None)  # a fresh in-memory store per conversation
+        kwargs.setdefault("path", None)  # a fresh (in-memory or temporary) store per conversation
     return lambda: create_provider(name, **kwargs)
 
 
@@ -165,7 +165,7 @@ def run_ablation(resolved, adapter, ds, exp) -> dict[str, Any]:
     base_name = exp["base"]
     base_exp = {**exp, "name": base_name}
     switches = exp.get("switches") or list(EngineConfig.SWITCHES)
-    if not adapter["provider"].startswith(("naia", "sqlite", "qdrant")):
+    if adapter["provider"] not in ("naia-local", "sqlite", "sqlite-vec", "qdrant"):
         return {"metrics": {s: {"applicable": False, "reason": f"{adapter['provider']} has no naia engine switches"} for s in switches},
                 "base_experiment": base_name, "timings": {}}
     data = load_data(ds)

@@ -110,3 +110,53 @@ def no_network_beyond_loopback():
     socket.socket.connect = real_connect
     socket.getaddrinfo = real_getaddrinfo
 
+
+
+@pytest.fixture(scope="session")
+def letta_url(tmp_path_factory):
+    """A Letta server on loopback for the comparison backend.
+
+    Uses NAIA_LETTA_URL if set; else starts scripts/letta_server.py with the
+    Letta environment made by scripts/setup_letta.sh (.venv-letta, or
+    NAIA_LETTA_PYTHON). Without one the Letta tests skip, unless
+    NAIA_REQUIRE_LETTA=1 (as in .ci/run), where that is a failure.
+    """
+    import socket
+    import subprocess
+    import time
+
+    if os.environ.get("NAIA_LETTA_URL"):
+        yield os.environ["NAIA_LETTA_URL"]
+        return
+    py = Path(os.environ.get("NAIA_LETTA_PYTHON", REPO / ".venv-letta" / "bin" / "python"))
+    if not py.exists():
+        msg = f"no Letta environment at {py}: run bash scripts/setup_letta.sh"
+        if os.environ.get("NAIA_REQUIRE_LETTA") == "1":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    data = tmp_path_factory.mktemp("letta")
+    proc = subprocess.Popen([str(py), str(REPO / "scripts" / "letta_server.py"), "--data", str(data), "--port", str(port),
+                             "--exit-on-stdin-eof"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline, lines = time.monotonic() + 420, []
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line and proc.poll() is not None:
+            break
+        lines.append(line)
+        if line.startswith("READY "):
+            break
+    else:
+        proc.kill()
+    if not lines or not lines[-1].startswith("READY "):
+        proc.kill()
+        log = (data / "letta-server.log")
+        pytest.fail("Letta server did not start:\n" + "".join(lines[-20:]) + (log.read_text()[-3000:] if log.exists() else ""))
+    yield lines[-1].split()[1]
+    proc.stdin.close()
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()

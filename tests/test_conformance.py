@@ -12,14 +12,17 @@ from naia_memory import MemoryProvider, capabilities_of, create_provider
 from naia_memory.contract import ConsolidationReport, RecallResult
 
 PERSISTENT = {"naia-local": "m.json", "sqlite": "m.sqlite", "sqlite-vec": "m.sqlite", "qdrant": "qdrant", "lite": "lite.sqlite"}
-PROVIDERS = ["naia-local", "sqlite", "sqlite-vec", "qdrant", "lite", "mem0", "none"]
+PROVIDERS = ["naia-local", "sqlite", "sqlite-vec", "qdrant", "lite", "mem0", "letta", "none"]
 ENGINE_PROVIDERS = ["naia-local", "sqlite", "sqlite-vec", "qdrant"]
 FULL_CAPS = {"decay": True, "history": True, "importance": True, "backup": True, "graph": True}
 DECLARED = {**{p: FULL_CAPS for p in ENGINE_PROVIDERS},
-            "lite": {k: False for k in FULL_CAPS}, "mem0": {k: False for k in FULL_CAPS}, "none": {k: False for k in FULL_CAPS}}
+            **{p: {k: False for k in FULL_CAPS} for p in ("lite", "mem0", "letta", "none")}}
 
 
-def make(name, tmp_path, e5, sub="a"):
+def make(name, tmp_path, e5, sub="a", request=None):
+    if name == "letta":
+        pytest.importorskip("letta_client", reason="install letta-client to run the Letta comparison backend")
+        return create_provider("letta", base_url=request.getfixturevalue("letta_url"), embedder=e5)
     if name == "mem0":
         pytest.importorskip("mem0", reason="install mem0ai to run the mem0 comparison backend")
         return create_provider("mem0", workdir=str(tmp_path / f"mem0-{sub}"), embedder=e5)
@@ -34,8 +37,8 @@ def provider_name(request):
 
 
 @pytest.fixture
-def provider(provider_name, tmp_path, e5):
-    p = make(provider_name, tmp_path, e5)
+def provider(provider_name, tmp_path, e5, request):
+    p = make(provider_name, tmp_path, e5, request=request)
     yield p
     p.close()
 

@@ -62,6 +62,8 @@ def provider_kwargs(name: str, workdir: Path, fill_embedder: dict[str, Any]) -> 
         return {"path": str(workdir / "qdrant"), "embedder": dict(fill_embedder), "engine": {"gate": False}}
     if name == "mem0":
         return {"workdir": str(workdir), "embedder": dict(fill_embedder)}
+    if name == "letta":
+        return {"base_url": os.environ.get("NAIA_LETTA_URL", "http://127.0.0.1:8283"), "embedder": dict(fill_embedder)}
     return {}
 
 
@@ -124,8 +126,14 @@ def run_latency(resolved: dict[str, Any], progress_bar: Callable[[int, str], Any
     rows = []
     bar = progress_bar(len(providers) * len(sizes), "latency") if progress_bar else None
     repo = Path(__file__).resolve().parents[2]
+    caps = exp.get("max_n") or {}
     for n in sizes:
         for prov in providers:
+            if n > int(caps.get(prov, n)):
+                rows.append({"provider": prov, "n": n, "error": f"skipped: above max_n {caps[prov]} for {prov} in this config"})
+                if bar:
+                    bar.update(1)
+                continue
             cmd = [sys.executable, "-m", "experiments.tasks.latency", "--provider", prov, "--n", str(n),
                    "--queries", str(exp["n_queries"]), "--fill-embedder", json.dumps(exp["fill_embedder"])]
             try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import tempfile
+from .scratch import scratch_dir
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -30,7 +30,7 @@ class LiteMemoryProvider:
 
         self.embedder = build_embedder(embedder)
         if path is None:
-            path = str(Path(tempfile.mkdtemp(prefix="naia-lite-")) / "lite.sqlite")
+            path = str(Path(scratch_dir("naia-lite-")) / "lite.sqlite")
         self.path = str(Path(path).expanduser())
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(self.path)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import socket
-import tempfile
+from .scratch import scratch_dir
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -45,7 +45,7 @@ class Mem0Provider:
         from .naia import build_embedder
 
         self.embedder = build_embedder(embedder)
-        self.workdir = Path(workdir or path or tempfile.mkdtemp(prefix="naia-mem0-"))
+        self.workdir = Path(workdir or path or scratch_dir("naia-mem0-"))
         self.workdir.mkdir(parents=True, exist_ok=True)
         os.environ["MEM0_TELEMETRY"] = "False"
         os.environ["MEM0_DIR"] = str(self.workdir / ".mem0")

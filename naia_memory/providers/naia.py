@@ -47,12 +47,12 @@ def make_sqlite(
 ) -> MemorySystem:
     """sqlite: the same engine on one SQLite file (FTS5 BM25, matrix or sqlite-vec
     vectors). ``path=None`` uses a fresh temporary file (experiments)."""
-    import tempfile
+    from .scratch import scratch_dir
 
     from ..stores.sqlite_store import SqliteStore
 
     if path is None:
-        path = str(Path(tempfile.mkdtemp(prefix="naia-sqlite-")) / "memory.sqlite")
+        path = str(Path(scratch_dir("naia-sqlite-")) / "memory.sqlite")
     cfg = engine if isinstance(engine, EngineConfig) else EngineConfig.from_mapping(engine)
     store = SqliteStore(path, vector_index=vector_index, autosave=autosave)
     name = "sqlite" if vector_index == "matrix" else "sqlite-vec"
@@ -75,12 +75,12 @@ def make_qdrant(
 ) -> MemorySystem:
     """qdrant: the same engine on Qdrant; local mode on disk (``path=``, a fresh
     temporary folder when neither is given) or a server (``url=``)."""
-    import tempfile
+    from .scratch import scratch_dir
 
     from ..stores.qdrant_store import QdrantStore
 
     if path is None and url is None:
-        path = tempfile.mkdtemp(prefix="naia-qdrant-")
+        path = scratch_dir("naia-qdrant-")
     cfg = engine if isinstance(engine, EngineConfig) else EngineConfig.from_mapping(engine)
     store = QdrantStore(path, url=url, api_key=api_key, collection=collection)
     return MemorySystem(store=store, embedder=build_embedder(embedder), config=cfg, name="qdrant", **system_kwargs)

@@ -12,6 +12,7 @@ PROVIDERS: dict[str, str] = {
     "qdrant": "naia_memory.providers.naia:make_qdrant",
     "lite": "naia_memory.providers.lite:LiteMemoryProvider",
     "mem0": "naia_memory.providers.mem0:Mem0Provider",
+    "letta": "naia_memory.providers.letta:LettaProvider",
     "none": "naia_memory.providers.none:NoMemoryProvider",
 }
 
