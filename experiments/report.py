@@ -8,7 +8,6 @@ For each (experiment, dataset, provider) the newest record is used.
 from __future__ import annotations
 
 import argparse
-import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any

@@ -40,6 +40,7 @@ from .contract import (
 from .embedders.base import Embedder, EmbedderError
 from .llm.contradiction_filter import ContradictionFilter, FactView, HeuristicContradictionFilter
 from .llm.extractor import LLMFactExtractor, UnparseableAnswer
+from .validate import check_content, check_query, role_name
 from .records import ACTIVE, ARCHIVED, SUPERSEDED, MemoryRecord, content_id, ensure_aware
 from .stores.port import RecordFilter, StoragePort
 
@@ -49,7 +50,7 @@ _ROLES = {r.value for r in Role}
 
 
 def _role(role: Role | str) -> str:
-    r = role.value if isinstance(role, Role) else str(role).lower()
+    r = role_name(role).lower()
     if r not in _ROLES:
         raise ValueError(f"unknown role {role!r}; use one of {sorted(_ROLES)}")
     return r
@@ -150,8 +151,7 @@ class MemorySystem:
         importance: Mapping[str, float] | None = None,
     ) -> EncodeResult:
         """Store one turn as an episode if it passes the importance gate."""
-        if not isinstance(content, str) or not content.strip():
-            raise ValueError("content must be a non-empty string")
+        check_content(content)
         role_s = _role(role)
         now = ensure_aware(now)
         with self._lock:
@@ -329,10 +329,7 @@ class MemorySystem:
     def _recall(self, query: str, top_k: int, flt: RecordFilter, now: datetime, *, strengthen: bool) -> RecallResult:
         import time
 
-        if not isinstance(query, str) or not query.strip():
-            raise ValueError("query must be a non-empty string")
-        if not isinstance(top_k, int) or top_k <= 0:
-            raise ValueError(f"top_k must be a positive int, got {top_k!r}")
+        check_query(query, top_k)
         cfg = self.config
         timings: dict[str, float] = {}
         with self._lock:

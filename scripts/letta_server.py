@@ -42,7 +42,7 @@ def create_schema(uri: str) -> None:
     os.environ["LETTA_PG_URI"] = uri  # Letta picks column types (pgvector) from this at import
     from sqlalchemy import create_engine
 
-    import letta.orm  # noqa: F401  (registers every model on the metadata)
+    import letta.orm  # noqa: F401  # registers every model on the metadata
     from letta.orm.base import Base
 
     engine = create_engine(uri.replace("postgresql://", "postgresql+psycopg2://", 1))

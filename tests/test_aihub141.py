@@ -1,7 +1,6 @@
 """AIHub-141 loader, synthetic generator, matchers and the Hydra run."""
 from __future__ import annotations
 
-import io
 import json
 import subprocess
 import sys
@@ -12,7 +11,7 @@ import numpy as np
 import pytest
 
 from datasets_loaders.aihub141 import DatasetError, load_aihub141, parse_conversation
-from datasets_loaders.aihub141_synthetic import generate_conversation, synthetic_conversations, write_synthetic
+from datasets_loaders.aihub141_synthetic import generate_conversation, write_synthetic
 from experiments.calibration import best_threshold
 from experiments.matchers import hard_match, keyword_match, keywords, polarity_match, strip_fact
 

@@ -85,7 +85,7 @@ def test_projects_are_isolated(provider, provider_name, t0):
 
 
 def test_forget_by_id_and_by_project(provider, provider_name, t0):
-    ids = _fill(provider, t0)
+    _fill(provider, t0)
     if provider_name == "none":
         assert provider.forget(project="default") == 0
         return

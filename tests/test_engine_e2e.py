@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-from naia_memory import DecisionOp, MemoryKind, MemoryProvider, capabilities_of
+from naia_memory import DecisionOp, MemoryProvider, capabilities_of
 from naia_memory.contract import SupportsDecay, SupportsHistory
 
 

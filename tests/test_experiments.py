@@ -173,7 +173,7 @@ def test_ablation_records_paired_differences_and_not_applicable(tmp_path):
 
 
 def test_contradiction_suite_in_ci(tmp_path, report_lines):
-    from experiments.suites.contradiction_suite import HELD_OUT, all_cases
+    from experiments.suites.contradiction_suite import all_cases
 
     cases = all_cases()
     assert len(cases) >= 150 and {c.lang for c in cases} == {"ko", "en"}

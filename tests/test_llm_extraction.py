@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from naia_memory import DecisionOp, EngineConfig, LocalStore, MemorySystem
+from naia_memory import DecisionOp, LocalStore, MemorySystem
 from naia_memory.embedders import HashingEmbedder
 from naia_memory.llm import LLMError, LLMFactExtractor, OpenAICompatChat, ScriptedLLM
 from naia_memory.llm.extractor import UnparseableAnswer, parse_facts

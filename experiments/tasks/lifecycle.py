@@ -57,6 +57,6 @@ def run_lifecycle(make_provider: Callable[[], MemoryProvider], scripts: Iterable
     def rate(key):
         vals = [q[key] for q in probes if q[key] is not None]
         return sum(vals) / len(vals) if vals else 0.0
-    metrics = {"n_probes": len(probes), f"current@1": rate("current_top1"), f"current@{top_k}": rate("current_topk"),
+    metrics = {"n_probes": len(probes), "current@1": rate("current_top1"), f"current@{top_k}": rate("current_topk"),
                "stale_returned_rate": rate("stale_returned"), "deleted_returned_rate": rate("deleted_returned")}
     return {"metrics": metrics, "queries": probes, "timings": {}}

@@ -14,7 +14,6 @@ Letta's search returns no scores: hits are scored 1/rank.
 """
 from __future__ import annotations
 
-import socket
 from datetime import datetime, timezone
 from typing import Any, Mapping, Sequence
 
@@ -22,12 +21,7 @@ from ..contract import ConsolidationReport, EncodeResult, MemoryKind, RecallHit,
 from ..embedders import Embedder
 from ..embedders.serve import EmbeddingServer
 from ..records import ensure_aware
-
-
-def _unused_loopback_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from ..validate import check_content, check_query, role_name, unused_loopback_port
 
 
 class LettaProvider:
@@ -44,7 +38,7 @@ class LettaProvider:
         self.embedder = build_embedder(embedder)
         self.client = Letta(base_url=base_url, timeout=timeout_s)
         self._server = EmbeddingServer(self.embedder)
-        self._llm_port = _unused_loopback_port()
+        self._llm_port = unused_loopback_port()
         self._agents: dict[str, str] = {}
         self._owner: dict[str, str] = {}  # passage id -> agent id
         self._run = run_id or f"{id(self):x}"
@@ -66,10 +60,9 @@ class LettaProvider:
 
     def encode(self, *, content: str, role: Role | str = Role.USER, session: str | None = None, project: str = "default",
                now: datetime | None = None, metadata: Mapping[str, Any] | None = None) -> EncodeResult:
-        if not isinstance(content, str) or not content.strip():
-            raise ValueError("content must be a non-empty string")
+        check_content(content)
         now = ensure_aware(now)
-        role_s = role.value if isinstance(role, Role) else str(role)
+        role_s = role_name(role)
         tags = [f"role:{role_s}"]
         if metadata and metadata.get("source_id") is not None:
             tags.append(f"src:{metadata['source_id']}")
@@ -84,10 +77,7 @@ class LettaProvider:
 
     def recall(self, *, query: str, top_k: int = 10, project: str = "default", now: datetime | None = None,
                kinds: Sequence[MemoryKind] | None = None) -> RecallResult:
-        if not isinstance(query, str) or not query.strip():
-            raise ValueError("query must be a non-empty string")
-        if not isinstance(top_k, int) or top_k <= 0:
-            raise ValueError(f"top_k must be a positive int, got {top_k!r}")
+        check_query(query, top_k)
         if project not in self._agents:
             return RecallResult(query=query, hits=())
         now = ensure_aware(now)

@@ -16,6 +16,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from ..validate import check_content, check_query, role_name
 from ..contract import ConsolidationReport, EncodeResult, MemoryKind, RecallHit, RecallResult, Role
 from ..embedders import Embedder
 from ..records import content_id, ensure_aware
@@ -50,10 +51,9 @@ class LiteMemoryProvider:
 
     def encode(self, *, content: str, role: Role | str = Role.USER, session: str | None = None, project: str = "default",
                now: datetime | None = None, metadata: Mapping[str, Any] | None = None) -> EncodeResult:
-        if not isinstance(content, str) or not content.strip():
-            raise ValueError("content must be a non-empty string")
+        check_content(content)
         now = ensure_aware(now)
-        role_s = role.value if isinstance(role, Role) else str(role)
+        role_s = role_name(role)
         n = self.db.execute("SELECT count(*) FROM facts").fetchone()[0]
         fid = f"lite_{content_id(f'{project}|{now.isoformat()}|{content}|{n}')}"
         vec = self.embedder.embed_passages([content])[0].astype("<f4")
@@ -73,10 +73,7 @@ class LiteMemoryProvider:
 
     def recall(self, *, query: str, top_k: int = 10, project: str = "default", now: datetime | None = None,
                kinds: Sequence[MemoryKind] | None = None) -> RecallResult:
-        if not isinstance(query, str) or not query.strip():
-            raise ValueError("query must be a non-empty string")
-        if not isinstance(top_k, int) or top_k <= 0:
-            raise ValueError(f"top_k must be a positive int, got {top_k!r}")
+        check_query(query, top_k)
         now = ensure_aware(now)
         rows, mat = self._rows(project)
         if not rows or (kinds and MemoryKind.FACT not in kinds):

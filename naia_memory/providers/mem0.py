@@ -19,7 +19,6 @@
 from __future__ import annotations
 
 import os
-import socket
 from .scratch import scratch_dir
 from datetime import datetime
 from pathlib import Path
@@ -29,12 +28,7 @@ from ..contract import ConsolidationReport, EncodeResult, MemoryKind, RecallHit,
 from ..embedders import Embedder
 from ..embedders.serve import EmbeddingServer
 from ..records import ensure_aware
-
-
-def _unused_loopback_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from ..validate import check_content, check_query, role_name, unused_loopback_port
 
 
 class Mem0Provider:
@@ -54,7 +48,7 @@ class Mem0Provider:
         self.infer = llm is not None
         self.oversample = oversample
         self._server = EmbeddingServer(self.embedder)
-        llm_cfg = dict(llm) if llm else {"base_url": f"http://127.0.0.1:{_unused_loopback_port()}/v1", "model": "unused", "api_key": "unused"}
+        llm_cfg = dict(llm) if llm else {"base_url": f"http://127.0.0.1:{unused_loopback_port()}/v1", "model": "unused", "api_key": "unused"}
         config = {
             "embedder": {"provider": "openai", "config": {"model": f"{self.embedder.name}", "api_key": "unused",
                                                           "openai_base_url": self._server.base_url, "embedding_dims": self.embedder.dim}},
@@ -68,10 +62,9 @@ class Mem0Provider:
 
     def encode(self, *, content: str, role: Role | str = Role.USER, session: str | None = None, project: str = "default",
                now: datetime | None = None, metadata: Mapping[str, Any] | None = None) -> EncodeResult:
-        if not isinstance(content, str) or not content.strip():
-            raise ValueError("content must be a non-empty string")
+        check_content(content)
         now = ensure_aware(now)
-        role_s = role.value if isinstance(role, Role) else str(role)
+        role_s = role_name(role)
         md = {"naia_created_ts": now.timestamp(), "naia_role": role_s, "naia_session": session or ""}
         if metadata and metadata.get("source_id") is not None:
             md["naia_source_id"] = str(metadata["source_id"])
@@ -84,10 +77,7 @@ class Mem0Provider:
 
     def recall(self, *, query: str, top_k: int = 10, project: str = "default", now: datetime | None = None,
                kinds: Sequence[MemoryKind] | None = None) -> RecallResult:
-        if not isinstance(query, str) or not query.strip():
-            raise ValueError("query must be a non-empty string")
-        if not isinstance(top_k, int) or top_k <= 0:
-            raise ValueError(f"top_k must be a positive int, got {top_k!r}")
+        check_query(query, top_k)
         now_ts = ensure_aware(now).timestamp()
         res = self.memory.search(query, top_k=top_k * self.oversample, filters={"user_id": project}, threshold=0.0)
         hits = []
