@@ -15,6 +15,8 @@ from typing import Any
 from .results import load_records
 
 DRAGON = {5: 0.567, 10: 0.662, 25: 0.767, 50: 0.827}
+COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 
 
 def _f(x: Any) -> str:
@@ -156,18 +158,31 @@ def plots(best: dict[tuple[str, str, str], dict[str, Any]], out_dir: Path) -> li
         by_exp[(exp, ds)].append((prov, r))
     written = []
     for (exp, ds), rows in by_exp.items():
-        fig, ax = plt.subplots(figsize=(7, 4.2))
         if exp == "aihub141":
             ks = rows[0][1]["config"]["experiment"]["top_ks"]
-            for prov, r in rows:
-                for mt, style in (("embedding", "-o"), ("keyword", "--s")):
-                    ax.plot(ks, [r["metrics"][f"{mt}/recall@{k}"] for k in ks], style, label=f"{prov} ({mt})")
-            ax.set(xlabel="k", ylabel="recall@k", title=f"AIHub-141 recall@k ({ds})", ylim=(0, 1.02))
-        elif exp == "locomo":
+            fig, axes = plt.subplots(1, 2, figsize=(10, 4.2), sharey=True)
+            for ax, mt in zip(axes, ("embedding", "keyword")):
+                for i, (prov, r) in enumerate(rows):
+                    ax.plot(ks, [r["metrics"][f"{mt}/recall@{k}"] for k in ks], MARKERS[i % len(MARKERS)] + "-",
+                            color=COLORS[i % len(COLORS)], label=prov, alpha=0.85, ms=7 - (i % 3))
+                ax.set(xlabel="k", title=f"{mt} matcher", ylim=(-0.02, 1.02), xticks=ks)
+                ax.grid(alpha=0.3)
+            axes[0].set_ylabel("recall@k")
+            axes[1].legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
+            fig.suptitle(f"AIHub-141 recall@k ({ds}); identical curves overlap")
+            fig.tight_layout()
+            p = out_dir / f"{exp}-{ds}.png"
+            fig.savefig(p, dpi=110)
+            plt.close(fig)
+            written.append(p)
+            continue
+        fig, ax = plt.subplots(figsize=(8, 4.4))
+        if exp == "locomo":
             ks = sorted({int(k.split("@")[1]) for k in rows[0][1]["metrics"] if k.startswith("all/turn_recall@")})
-            for prov, r in rows:
-                ax.plot(ks, [r["metrics"][f"all/turn_recall@{k}"] for k in ks], "-o", label=prov)
-            ax.plot(list(DRAGON), list(DRAGON.values()), ":k", label="DRAGON (paper)")
+            for i, (prov, r) in enumerate(rows):
+                ax.plot(ks, [r["metrics"][f"all/turn_recall@{k}"] for k in ks], MARKERS[i % len(MARKERS)] + "-",
+                        color=COLORS[i % len(COLORS)], label=prov, alpha=0.85)
+            ax.plot(list(DRAGON), list(DRAGON.values()), ":k", lw=2, label="DRAGON (paper)")
             ax.set(xlabel="k (turns)", ylabel="evidence recall@k", title=f"LoCoMo turn-level evidence recall ({ds})", ylim=(0, 1.02))
         elif exp == "ablation":
             labels, diffs, lo, hi = [], [], [], []
@@ -189,9 +204,9 @@ def plots(best: dict[tuple[str, str, str], dict[str, Any]], out_dir: Path) -> li
         elif exp == "latency":
             for prov, r in rows:
                 pts = [(x["n"], x["recall_p50_ms"], x["provider"]) for x in r["metrics"].get("rows", []) if not x.get("error")]
-                for p in sorted({p for _, _, p in pts}):
+                for i, p in enumerate(sorted({p for _, _, p in pts})):
                     xs = [(n, v) for n, v, q in pts if q == p]
-                    ax.plot([n for n, _ in xs], [v for _, v in xs], "-o", label=p)
+                    ax.plot([n for n, _ in xs], [v for _, v in xs], MARKERS[i % len(MARKERS)] + "-", color=COLORS[i % len(COLORS)], label=p)
             ax.set(xscale="log", yscale="log", xlabel="memories", ylabel="recall p50 (ms)", title="Recall latency vs memory count")
         elif exp == "contradiction":
             names = [p for p, r in rows if r["metrics"].get("applicable", True)]
@@ -207,7 +222,7 @@ def plots(best: dict[tuple[str, str, str], dict[str, Any]], out_dir: Path) -> li
             plt.close(fig)
             continue
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
         fig.tight_layout()
         p = out_dir / f"{exp}-{ds}.png"
         fig.savefig(p, dpi=110)

@@ -61,7 +61,7 @@ class Identity:
 def write_record(root: Path, ident: Identity, record: dict[str, Any]) -> Path:
     p = ident.path(root)
     doc = {"identity": ident.__dict__, "written_at": datetime.now(timezone.utc).isoformat(), **record}
-    atomic_write_text(p, json.dumps(doc, ensure_ascii=False, indent=1, default=str))
+    atomic_write_text(p, json.dumps(doc, ensure_ascii=False, separators=(",", ":"), default=str))
     return p
 
 
