@@ -95,6 +95,7 @@ class SqliteStore:
         self._cache = RecordCache()
         self._rowid: dict[str, int] = {}
         self._tokens: dict[str, tuple[str, ...]] = {}  # what FTS5 holds for each record
+        self._total_tokens = 0  # BM25's average length without a full-table SUM per query
         self._synced_edges: dict[tuple[str, str], float] = {}
         self._migrate()
         self._load()
@@ -137,6 +138,7 @@ class SqliteStore:
             self._cache.add(rec, vec)
             self._rowid[rec.id] = rowid
             self._tokens[rec.id] = tuple(rec.tokens)
+            self._total_tokens += len(rec.tokens)
         if dim:
             self._ensure_vec_table(dim)
             if self.vector_index == "sqlite-vec":
@@ -204,6 +206,7 @@ class SqliteStore:
         rowid = self.db.last_insert_rowid()
         self._rowid[record.id] = rowid
         self._tokens[record.id] = tuple(record.tokens)
+        self._total_tokens += len(record.tokens)
         self.db.execute("INSERT INTO memories_fts(rowid, tokens) VALUES (?, ?)", (rowid, _fts_text(record.tokens)))
         if self.vector_index == "sqlite-vec":
             self.db.execute("INSERT INTO memories_vec(rowid, embedding) VALUES (?, ?)", (rowid, vec.tobytes()))
@@ -219,6 +222,7 @@ class SqliteStore:
         if self._tokens.get(record.id) != tuple(record.tokens):
             self.db.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
             self.db.execute("INSERT INTO memories_fts(rowid, tokens) VALUES (?, ?)", (rowid, _fts_text(record.tokens)))
+            self._total_tokens += len(record.tokens) - len(self._tokens.get(record.id, ()))
             self._tokens[record.id] = tuple(record.tokens)
 
     def set_embedding(self, record_id: str, embedding: np.ndarray) -> None:
@@ -239,7 +243,7 @@ class SqliteStore:
         if rowid is None:
             return
         self._cache.remove(record_id)
-        self._tokens.pop(record_id, None)
+        self._total_tokens -= len(self._tokens.pop(record_id, ()))
         self._begin()
         self.db.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
         self.db.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
@@ -285,8 +289,7 @@ class SqliteStore:
         df = dict(self.db.execute(f"SELECT term, doc FROM memories_vocab WHERE term IN ({marks})", terms))
         if not df:
             return []
-        total_len = list(self.db.execute("SELECT coalesce(sum(ntokens), 0) FROM memories"))[0][0]
-        avg = total_len / n_docs
+        avg = self._total_tokens / n_docs
         by_rowid = {v: i for i, v in self._rowid.items()}
         scores: dict[str, float] = {}
         rows = self.db.execute(
