@@ -54,7 +54,7 @@ def queries(n: int, seed: int = 1) -> list[str]:
 def provider_kwargs(name: str, workdir: Path, fill_embedder: dict[str, Any]) -> dict[str, Any]:
     if name == "naia-local":
         return {"path": str(workdir / "naia.json"), "embedder": dict(fill_embedder), "engine": {"gate": False}, "autosave": False}
-    if name in ("sqlite", "naia-sqlite"):
+    if name in ("sqlite", "sqlite-vec"):
         return {"path": str(workdir / "naia.sqlite"), "embedder": dict(fill_embedder), "engine": {"gate": False}}
     if name == "lite":
         return {"path": str(workdir / "lite.sqlite"), "embedder": dict(fill_embedder)}
