@@ -7,7 +7,7 @@ from the nearest existing memories) to keep this module pure.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from ..contract import ImportanceScore
@@ -135,6 +135,3 @@ def score(
 def passes_gate(s: ImportanceScore, threshold: float) -> bool:
     return s.combined >= threshold
 
-
-def with_combined(s: ImportanceScore, combined: float) -> ImportanceScore:
-    return replace(s, combined=combined)
