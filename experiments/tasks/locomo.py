@@ -109,7 +109,14 @@ def score_locomo(queries: list[dict[str, Any]], top_ks: Sequence[int]) -> dict[s
     by_cat: dict[int, list[dict]] = defaultdict(list)
     for q in queries:
         by_cat[q["category"]].append(q)
-    groups = {"all": queries, **{f"cat{c}-{CATEGORIES.get(c, c)}": qs for c, qs in sorted(by_cat.items())}}
+    by_sample: dict[str, list[dict]] = defaultdict(list)
+    for q in queries:
+        if q.get("sample") is not None:
+            by_sample[q["sample"]].append(q)
+    # per conversation too (``sample:conv-26/turn_recall@10``): LoCoMo has only ten
+    # conversations, so a gain carried by one of them should be visible, not averaged away
+    groups = {"all": queries, **{f"cat{c}-{CATEGORIES.get(c, c)}": qs for c, qs in sorted(by_cat.items())},
+              **{f"sample:{s}": qs for s, qs in by_sample.items()}}
     for gname, qs in groups.items():
         m[f"{gname}/n"] = len(qs)
         for k in top_ks:
