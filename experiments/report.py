@@ -3,15 +3,24 @@
     python -m experiments.report                 # writes results/REPORT.md and results/plots/*.png
     python -m experiments.report --results other/ --out other/REPORT.md
 
-For each (experiment, dataset, provider) the newest record is used.
+Tables and plots are built from ``experiments.frame``'s DataFrames. For each
+(experiment, dataset, variant) the newest record is used; a variant is the
+provider plus whatever engine / embedder settings differ from the adapter's
+defaults (``naia-local[decay=false]``), so such runs sit next to the default
+instead of overwriting it.
 """
 from __future__ import annotations
 
 import argparse
-from collections import defaultdict
+import math
+import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
+from .frame import IDENTITY, latency_frame, latest, metric_columns, queries_frame, records_frame
 from .results import load_records
 
 DRAGON = {5: 0.567, 10: 0.662, 25: 0.767, 50: 0.827}
@@ -83,88 +92,166 @@ def latency_table(m: dict[str, Any]) -> list[str]:
 
 
 # ----------------------------------------------------------------- whole report
-def latest(records: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str, Any]]:
-    best: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for r in records:
-        i = r["identity"]
-        key = (i["experiment"], i["dataset"], i["provider"])
-        if key not in best or r.get("written_at", "") > best[key].get("written_at", ""):
-            best[key] = r
-    return best
+@dataclass
+class Frames:
+    """What the report is made of: the newest record per variant and the rows
+    hanging off those records (LoCoMo questions, latency measurements)."""
+
+    records: pd.DataFrame
+    queries: pd.DataFrame
+    latency: pd.DataFrame
 
 
-def markdown(best: dict[tuple[str, str, str], dict[str, Any]]) -> str:
-    by_exp: dict[tuple[str, str], list] = defaultdict(list)
-    for (exp, ds, prov), r in sorted(best.items()):
-        by_exp[(exp, ds)].append((prov, r))
+def load_frames(root: Path) -> Frames:
+    """Read ``root`` once; keep the newest record per (experiment, dataset, variant)."""
+    recs = load_records(root)
+    best = latest(records_frame(root, records=recs))
+    keep = set(best[IDENTITY].itertuples(index=False, name=None)) if not best.empty else set()
+    kept = [r for r in recs if tuple(r["identity"].get(k) for k in IDENTITY) in keep]
+    return Frames(best, queries_frame(root, "locomo", records=kept), latency_frame(root, records=kept))
+
+
+def _missing(x: Any) -> bool:
+    return x is None or x is pd.NA or (isinstance(x, float) and math.isnan(x))
+
+
+def _get(row: pd.Series, key: str, default: Any = None) -> Any:
+    x = row.get(key, default)
+    return default if _missing(x) else x
+
+
+def _cell(x: Any) -> str:
+    """``_f`` for frame cells: a missing value reads as the record's None did."""
+    return "None" if _missing(x) else _f(x)
+
+
+def _ks(group: pd.DataFrame, pattern: str) -> list[int]:
+    """The k values of the metric columns matching ``pattern`` (with one ``(\\d+)``) that the group has."""
+    rx = re.compile(pattern)
+    return sorted({int(m.group(1)) for c in metric_columns(group) if (m := rx.fullmatch(c))})
+
+
+def ablation_labels(row: pd.Series) -> list[str]:
+    """The switches an ablation record flipped, in record order (``<label>/applicable`` columns)."""
+    return [c[: -len("/applicable")] for c in row.index
+            if c.endswith("/applicable") and "/" not in c[: -len("/applicable")] and not _missing(row[c])]
+
+
+def _natural(s: Any) -> tuple:
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(s)))
+
+
+def per_conversation(queries: pd.DataFrame, ks: list[int]) -> pd.DataFrame:
+    """Turn recall@k per (variant, sample), plus two summary rows per variant with
+    more than one conversation: the mean over questions (the headline number) and
+    the mean over conversations, so a gain carried by one conversation shows."""
+    cols = [f"turn_recall@{k}" for k in ks if f"turn_recall@{k}" in queries]
+    if queries.empty or not cols:
+        return pd.DataFrame(columns=["variant", "sample", "questions", *cols])
+    out = []
+    for variant, g in queries.groupby("variant", sort=True):
+        per = g.groupby("sample", sort=False)[cols].mean()
+        per.insert(0, "questions", g.groupby("sample", sort=False).size())
+        per = per.loc[sorted(per.index, key=_natural)].reset_index()
+        out.append(per.assign(variant=variant))
+        if len(per) < 2:  # one conversation: the summary rows would repeat it
+            continue
+        out.append(pd.DataFrame([{"variant": variant, "sample": "mean of conversations", "questions": len(g),
+                                  **per[cols].mean().to_dict()},
+                                 {"variant": variant, "sample": "all questions", "questions": len(g), **g[cols].mean().to_dict()}]))
+    return pd.concat(out, ignore_index=True)[["variant", "sample", "questions", *cols]]
+
+
+def _section(exp: str, ds: str, rows: pd.DataFrame, fr: Frames) -> list[str]:
+    parts: list[str] = []
+    if exp == "aihub141":
+        ks = _ks(rows, r"keyword/recall@(\d+)")
+        parts.append("| provider | " + " | ".join(f"{mt} R@{k}" for mt in ("keyword", "embedding") for k in ks) + " | " + " | ".join(f"emb P@{k}" for k in ks) + " |")
+        parts.append("|" + " --- |" * (1 + 3 * len(ks)))
+        for _, m in rows.iterrows():
+            parts.append(f"| {m['variant']} | " + " | ".join(_cell(m.get(f'{mt}/recall@{k}')) for mt in ("keyword", "embedding") for k in ks)
+                         + " | " + " | ".join(_cell(m.get(f'embedding/precision@{k}')) for k in ks) + " |")
+    elif exp == "locomo":
+        ks = _ks(rows, r"all/turn_recall@(\d+)")
+        parts.append("| provider | " + " | ".join(f"turn R@{k}" for k in ks) + " | " + " | ".join(f"turn hit@{k}" for k in ks) + " | " + " | ".join(f"session R@{k}" for k in ks) + " |")
+        parts.append("|" + " --- |" * (1 + 3 * len(ks)))
+        parts.append("| DRAGON (paper) | " + " | ".join(_f(DRAGON.get(k, "")) for k in ks) + " |" + " |" * (2 * len(ks)))
+        for _, m in rows.iterrows():
+            parts.append(f"| {m['variant']} | " + " | ".join(_cell(m.get(f'all/turn_recall@{k}')) for k in ks) + " | "
+                         + " | ".join(_cell(m.get(f'all/turn_hit@{k}')) for k in ks) + " | " + " | ".join(_cell(m.get(f'all/session_recall@{k}')) for k in ks) + " |")
+        q = fr.queries[(fr.queries["experiment"] == exp) & (fr.queries["dataset"] == ds)] if not fr.queries.empty else fr.queries
+        conv = per_conversation(q, ks)
+        if not conv.empty:
+            cols = [c for c in conv.columns if c.startswith("turn_recall@")]
+            parts += ["", "Per conversation (turn recall from the stored rankings; a gain carried by one conversation shows here):", "",
+                      "| provider | conversation | questions | " + " | ".join(f"turn R@{c.split('@')[1]}" for c in cols) + " |",
+                      "|" + " --- |" * (3 + len(cols))]
+            for _, r in conv.iterrows():
+                parts.append(f"| {r['variant']} | {r['sample']} | {int(r['questions'])} | " + " | ".join(_cell(float(r[c])) for c in cols) + " |")
+    elif exp == "contradiction":
+        parts += ["| provider | cases | precision | recall | false-positive rate | accuracy |", "| --- | --- | --- | --- | --- | --- |"]
+        for _, m in rows.iterrows():
+            parts.append(f"| {m['variant']} | {_cell(m.get('n'))} | not applicable | | | |" if not _get(m, "applicable", True)
+                         else f"| {m['variant']} | {_cell(m.get('n'))} | {_cell(m.get('precision'))} | {_cell(m.get('recall'))} | {_cell(m.get('fpr'))} | {_cell(m.get('accuracy'))} |")
+    elif exp == "lifecycle":
+        keys = [k for k in metric_columns(rows) if k != "n_probes"]
+        parts += ["| provider | probes | " + " | ".join(keys) + " |", "|" + " --- |" * (2 + len(keys))]
+        for _, m in rows.iterrows():
+            parts.append(f"| {m['variant']} | {_cell(m.get('n_probes'))} | " + " | ".join(_cell(m.get(k)) for k in keys) + " |")
+    elif exp == "ablation":
+        for _, m in rows.iterrows():
+            parts += [f"**{m['variant']}**, base `{_get(m, 'base_experiment')}`, metric {_get(m, 'headline', '')}, default {_f(_get(m, 'default', ''))}", "",
+                      "| switch flipped | value | diff | 95% CI | p |", "| --- | --- | --- | --- | --- |"]
+            for label in ablation_labels(m):
+                x = {k: _get(m, f"{label}/{k}") for k in ("applicable", "variant", "diff", "ci_low", "ci_high", "p_value")}
+                parts.append(f"| {label} | not applicable | | | |" if not x["applicable"]
+                             else f"| {label} | {_f(x['variant'])} | {x['diff']:+.3f} | [{x['ci_low']:+.3f}, {x['ci_high']:+.3f}] | {_f(x['p_value'])} |")
+            parts.append("")
+    elif exp == "latency":
+        lat = fr.latency
+        for _, m in rows.iterrows():
+            mine = lat[(lat["config_hash"] == m["config_hash"]) & (lat["provider"] == m["provider"]) & (lat["experiment"] == exp)
+                       & (lat["dataset"] == ds) & (lat["seed"] == m["seed"])].sort_values("row") if not lat.empty else lat
+            parts += latency_frame_table(mine)
+    return parts
+
+
+def latency_frame_table(rows: pd.DataFrame) -> list[str]:
+    """``latency_table`` over rows of ``latency_frame`` (the measured provider is ``measured``)."""
+    recs = [{("provider" if k == "measured" else k): (None if _missing(v) else v) for k, v in r.items()} for r in rows.to_dict("records")]
+    return latency_table({"rows": recs})
+
+
+def markdown(fr: Frames) -> str:
+    """The whole REPORT.md from the frames: one section per (experiment, dataset), one row per variant."""
     parts = ["# naia-memory results", "", "Made by `python -m experiments.report` from the records in `results/`.", ""]
-    for (exp, ds), rows in sorted(by_exp.items()):
+    df = fr.records
+    for (exp, ds), rows in df.groupby(["experiment", "dataset"], sort=True):
+        rows = rows.sort_values("variant", kind="stable")
         parts += [f"## {exp} on {ds}", ""]
-        if exp == "aihub141":
-            ks = rows[0][1]["config"]["experiment"]["top_ks"]
-            parts.append("| provider | " + " | ".join(f"{mt} R@{k}" for mt in ("keyword", "embedding") for k in ks) + " | " + " | ".join(f"emb P@{k}" for k in ks) + " |")
-            parts.append("|" + " --- |" * (1 + 3 * len(ks)))
-            for prov, r in rows:
-                m = r["metrics"]
-                parts.append(f"| {prov} | " + " | ".join(_f(m[f'{mt}/recall@{k}']) for mt in ("keyword", "embedding") for k in ks)
-                             + " | " + " | ".join(_f(m[f'embedding/precision@{k}']) for k in ks) + " |")
-        elif exp == "locomo":
-            ks = sorted({int(k.split("@")[1]) for k in rows[0][1]["metrics"] if k.startswith("all/turn_recall@")})
-            parts.append("| provider | " + " | ".join(f"turn R@{k}" for k in ks) + " | " + " | ".join(f"turn hit@{k}" for k in ks) + " | " + " | ".join(f"session R@{k}" for k in ks) + " |")
-            parts.append("|" + " --- |" * (1 + 3 * len(ks)))
-            parts.append("| DRAGON (paper) | " + " | ".join(_f(DRAGON.get(k, "")) for k in ks) + " |" + " |" * (2 * len(ks)))
-            for prov, r in rows:
-                m = r["metrics"]
-                parts.append(f"| {prov} | " + " | ".join(_f(m[f'all/turn_recall@{k}']) for k in ks) + " | "
-                             + " | ".join(_f(m[f'all/turn_hit@{k}']) for k in ks) + " | " + " | ".join(_f(m[f'all/session_recall@{k}']) for k in ks) + " |")
-        elif exp == "contradiction":
-            parts += ["| provider | cases | precision | recall | false-positive rate | accuracy |", "| --- | --- | --- | --- | --- | --- |"]
-            for prov, r in rows:
-                m = r["metrics"]
-                parts.append(f"| {prov} | {m['n']} | not applicable | | | |" if not m.get("applicable", True)
-                             else f"| {prov} | {m['n']} | {_f(m['precision'])} | {_f(m['recall'])} | {_f(m['fpr'])} | {_f(m['accuracy'])} |")
-        elif exp == "lifecycle":
-            keys = [k for k in rows[0][1]["metrics"] if k != "n_probes"]
-            parts += ["| provider | probes | " + " | ".join(keys) + " |", "|" + " --- |" * (2 + len(keys))]
-            for prov, r in rows:
-                m = r["metrics"]
-                parts.append(f"| {prov} | {m['n_probes']} | " + " | ".join(_f(m[k]) for k in keys) + " |")
-        elif exp == "ablation":
-            for prov, r in rows:
-                m = r["metrics"]
-                parts += [f"**{prov}**, base `{r.get('base_experiment')}`, metric {m.get('headline', '')}, default {_f(m.get('default', ''))}", "",
-                          "| switch flipped | value | diff | 95% CI | p |", "| --- | --- | --- | --- | --- |"]
-                for label, x in m.items():
-                    if isinstance(x, dict):
-                        parts.append(f"| {label} | not applicable | | | |" if not x.get("applicable")
-                                     else f"| {label} | {_f(x['variant'])} | {x['diff']:+.3f} | [{x['ci_low']:+.3f}, {x['ci_high']:+.3f}] | {_f(x['p_value'])} |")
-                parts.append("")
-        elif exp == "latency":
-            for prov, r in rows:
-                parts += latency_table(r["metrics"])
+        parts += _section(str(exp), str(ds), rows, fr)
         parts += ["", f"Plot: `plots/{exp}-{ds}.png`" if exp != "lifecycle" else "", ""]
     return "\n".join(parts)
 
 
-def plots(best: dict[tuple[str, str, str], dict[str, Any]], out_dir: Path) -> list[Path]:
+def plots(fr: Frames, out_dir: Path) -> list[Path]:
+    """One PNG per (experiment, dataset) that has something to draw; lines are variants."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    by_exp: dict[tuple[str, str], list] = defaultdict(list)
-    for (exp, ds, prov), r in sorted(best.items()):
-        by_exp[(exp, ds)].append((prov, r))
     written = []
-    for (exp, ds), rows in by_exp.items():
+    for (exp, ds), rows in fr.records.groupby(["experiment", "dataset"], sort=True):
+        rows = rows.sort_values("variant", kind="stable")
         if exp == "aihub141":
-            ks = rows[0][1]["config"]["experiment"]["top_ks"]
+            ks = _ks(rows, r"keyword/recall@(\d+)")
             fig, axes = plt.subplots(1, 2, figsize=(10, 4.2), sharey=True)
             for ax, mt in zip(axes, ("embedding", "keyword")):
-                for i, (prov, r) in enumerate(rows):
-                    ax.plot(ks, [r["metrics"][f"{mt}/recall@{k}"] for k in ks], MARKERS[i % len(MARKERS)] + "-",
-                            color=COLORS[i % len(COLORS)], label=prov, alpha=0.85, ms=7 - (i % 3))
+                for i, (_, m) in enumerate(rows.iterrows()):
+                    ax.plot(ks, [m[f"{mt}/recall@{k}"] for k in ks], MARKERS[i % len(MARKERS)] + "-",
+                            color=COLORS[i % len(COLORS)], label=m["variant"], alpha=0.85, ms=7 - (i % 3))
                 ax.set(xlabel="k", title=f"{mt} matcher", ylim=(-0.02, 1.02), xticks=ks)
                 ax.grid(alpha=0.3)
             axes[0].set_ylabel("recall@k")
@@ -178,21 +265,22 @@ def plots(best: dict[tuple[str, str, str], dict[str, Any]], out_dir: Path) -> li
             continue
         fig, ax = plt.subplots(figsize=(8, 4.4))
         if exp == "locomo":
-            ks = sorted({int(k.split("@")[1]) for k in rows[0][1]["metrics"] if k.startswith("all/turn_recall@")})
-            for i, (prov, r) in enumerate(rows):
-                ax.plot(ks, [r["metrics"][f"all/turn_recall@{k}"] for k in ks], MARKERS[i % len(MARKERS)] + "-",
-                        color=COLORS[i % len(COLORS)], label=prov, alpha=0.85)
+            ks = _ks(rows, r"all/turn_recall@(\d+)")
+            for i, (_, m) in enumerate(rows.iterrows()):
+                ax.plot(ks, [m[f"all/turn_recall@{k}"] for k in ks], MARKERS[i % len(MARKERS)] + "-",
+                        color=COLORS[i % len(COLORS)], label=m["variant"], alpha=0.85)
             ax.plot(list(DRAGON), list(DRAGON.values()), ":k", lw=2, label="DRAGON (paper)")
             ax.set(xlabel="k (turns)", ylabel="evidence recall@k", title=f"LoCoMo turn-level evidence recall ({ds})", ylim=(0, 1.02))
         elif exp == "ablation":
             labels, diffs, lo, hi = [], [], [], []
-            for prov, r in rows:
-                for label, x in r["metrics"].items():
-                    if isinstance(x, dict) and x.get("applicable"):
-                        labels.append(f"{prov}: {label}")
-                        diffs.append(x["diff"])
-                        lo.append(x["diff"] - x["ci_low"])
-                        hi.append(x["ci_high"] - x["diff"])
+            for _, m in rows.iterrows():
+                for label in ablation_labels(m):
+                    if _get(m, f"{label}/applicable"):
+                        d = m[f"{label}/diff"]
+                        labels.append(f"{m['variant']}: {label}")
+                        diffs.append(d)
+                        lo.append(d - m[f"{label}/ci_low"])
+                        hi.append(m[f"{label}/ci_high"] - d)
             if not labels:
                 plt.close(fig)
                 continue
@@ -200,22 +288,27 @@ def plots(best: dict[tuple[str, str, str], dict[str, Any]], out_dir: Path) -> li
             ax.errorbar(diffs, list(y), xerr=[lo, hi], fmt="o", capsize=3)
             ax.axvline(0, color="grey", lw=0.8)
             ax.set_yticks(list(y), labels, fontsize=8)
-            ax.set(xlabel=f"paired difference vs default ({rows[0][1]['metrics'].get('headline')})", title=f"Ablation ({ds})")
+            ax.set(xlabel=f"paired difference vs default ({_get(rows.iloc[0], 'headline')})", title=f"Ablation ({ds})")
         elif exp == "latency":
-            for prov, r in rows:
-                pts = [(x["n"], x["recall_p50_ms"], x["provider"]) for x in r["metrics"].get("rows", []) if not x.get("error")]
-                for i, p in enumerate(sorted({p for _, _, p in pts})):
-                    xs = [(n, v) for n, v, q in pts if q == p]
-                    ax.plot([n for n, _ in xs], [v for _, v in xs], MARKERS[i % len(MARKERS)] + "-", color=COLORS[i % len(COLORS)], label=p)
+            lat = fr.latency
+            for _, m in rows.iterrows():
+                mine = lat[(lat["config_hash"] == m["config_hash"]) & (lat["provider"] == m["provider"]) & (lat["dataset"] == ds)
+                           & (lat["seed"] == m["seed"])] if not lat.empty else lat
+                if "error" in mine:
+                    mine = mine[mine["error"].isna()]
+                for i, p in enumerate(sorted(set(mine.get("measured", [])))):
+                    xs = mine[mine["measured"] == p]
+                    ax.plot(xs["n"].tolist(), xs["recall_p50_ms"].tolist(), MARKERS[i % len(MARKERS)] + "-", color=COLORS[i % len(COLORS)], label=p)
             ax.set(xscale="log", yscale="log", xlabel="memories", ylabel="recall p50 (ms)", title="Recall latency vs memory count")
         elif exp == "contradiction":
-            names = [p for p, r in rows if r["metrics"].get("applicable", True)]
-            if not names:
+            ok = rows[[bool(_get(m, "applicable", True)) for _, m in rows.iterrows()]]
+            if ok.empty:
                 plt.close(fig)
                 continue
             width = 0.25
+            names = ok["variant"].tolist()
             for j, key in enumerate(("precision", "recall", "fpr")):
-                ax.bar([i + j * width for i in range(len(names))], [dict(rows)[n]["metrics"][key] for n in names], width, label=key)
+                ax.bar([i + j * width for i in range(len(names))], ok[key].tolist(), width, label=key)
             ax.set_xticks([i + width for i in range(len(names))], names)
             ax.set(ylim=(0, 1.05), title=f"Contradiction filter ({ds})")
         else:
@@ -237,12 +330,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", default=None, help="markdown file (default: <results>/REPORT.md)")
     args = ap.parse_args(argv)
     root = Path(args.results)
-    best = latest(load_records(root))
-    if not best:
+    fr = load_frames(root)
+    if fr.records.empty:
         raise SystemExit(f"no result records under {root}; run python -m experiments.run +adapter=naia-local first")
     out = Path(args.out) if args.out else root / "REPORT.md"
-    out.write_text(markdown(best), encoding="utf-8")
-    pngs = plots(best, out.parent / "plots")
+    out.write_text(markdown(fr), encoding="utf-8")
+    pngs = plots(fr, out.parent / "plots")
     print(f"wrote {out} and {len(pngs)} plots in {out.parent / 'plots'}")
 
 
