@@ -21,6 +21,7 @@ from naia_memory.contract import MemoryProvider, capabilities_of
 from naia_memory.providers import create_provider
 
 from . import results as res
+from .embed_cache import CachedEmbedder
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -29,11 +30,16 @@ class ConfigError(ValueError):
     pass
 
 
-def provider_factory(adapter: dict[str, Any], engine_overrides: dict[str, Any] | None = None) -> Callable[[], MemoryProvider]:
+def provider_factory(adapter: dict[str, Any], engine_overrides: dict[str, Any] | None = None,
+                     embedder: Any | None = None) -> Callable[[], MemoryProvider]:
+    """A zero-argument factory for fresh providers of ``adapter``; ``embedder``
+    (an instance) replaces the adapter's embedder spec, so callers can share one."""
     name = adapter["provider"]
     kwargs = {k: v for k, v in adapter.items() if k not in ("name", "provider", "fresh_path")}
     if engine_overrides:
         kwargs["engine"] = {**(kwargs.get("engine") or {}), **engine_overrides}
+    if embedder is not None:
+        kwargs["embedder"] = embedder
     if adapter.get("fresh_path", False) or name in ("naia-local",):
         kwargs.setdefault("path", None)  # a fresh (in-memory or temporary) store per conversation
     return lambda: create_provider(name, **kwargs)
@@ -157,6 +163,14 @@ def run_single(resolved, adapter, ds, exp) -> dict[str, Any]:
     return record
 
 
+def shared_embedder(adapter: dict[str, Any]) -> CachedEmbedder:
+    """One memoising embedder for every ablation variant: the variants replay the
+    same texts, so each text is embedded once per run instead of once per variant."""
+    from naia_memory.providers.naia import build_embedder
+
+    return CachedEmbedder(build_embedder(adapter.get("embedder")))
+
+
 def run_ablation(resolved, adapter, ds, exp) -> dict[str, Any]:
     """Every engine switch flipped against the defaults, same data and seed."""
     from .stats import paired_bootstrap
@@ -174,10 +188,11 @@ def run_ablation(resolved, adapter, ds, exp) -> dict[str, Any]:
     engine = {**{s: defaults[s] for s in switches}, **(adapter.get("engine") or {})}
     runs: dict[str, dict[str, Any]] = {}
     variants = [("default", {})] + [(f"{s}={'off' if engine[s] else 'on'}", {s: not engine[s]}) for s in switches]
+    shared = shared_embedder(adapter)
     bar = _bar(resolved, len(variants) * len(data), f"ablation {adapter['name']} x {ds['name']}")
     for label, flip in variants:
         try:
-            factory = provider_factory(adapter, flip)
+            factory = provider_factory(adapter, flip, embedder=shared)
             factory().close()
         except ValueError as e:  # e.g. turning off the only candidate generator
             runs[label] = {"error": str(e)}

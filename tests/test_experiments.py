@@ -215,3 +215,66 @@ def test_golden_tolerance_passes_one_flipped_question_and_fails_two():
     missing = golden.compare(expected, {"all/turn_recall@5": 0.5}, tol)
     assert [k for k, *_, ok in missing if not ok] == ["all/turn_recall@25"]
     assert not golden.compare({"x": 0.5}, {"x": 0.52}, {"x": 0.01})[0][3]  # a per-metric tolerance wins
+
+
+def test_cached_embedder_keeps_identity_and_embeds_each_text_once(hashing):
+    from experiments.embed_cache import CachedEmbedder
+
+    c = CachedEmbedder(hashing)
+    assert (c.name, c.dim) == (hashing.name, hashing.dim)
+    a = c.embed_passages(["x y", "z", "x y"])
+    assert a.shape == (3, hashing.dim) and np.allclose(a, hashing.embed_passages(["x y", "z", "x y"]))
+    b = c.embed_passages(["z", "x y"])
+    assert np.array_equal(b, a[[1, 0]]) and c.texts_embedded == 2 and c.calls == 1
+    q = c.embed_query("z")
+    q[:] = 0  # a caller scribbling on its copy does not reach the memo
+    assert np.allclose(c.embed_query("z"), hashing.embed_query("z")) and c.texts_embedded == 3
+    assert c.embed_passages([]).shape == (0, hashing.dim)
+
+
+def test_ablation_variants_share_one_embedder_and_reembed_nothing(monkeypatch):
+    """Every variant replays the same texts; only unseen ones may reach the embedder."""
+    import naia_memory.providers.naia as naia_providers
+    from naia_memory.embedders import HashingEmbedder
+
+    from experiments import run as run_mod
+
+    seen: dict[str, list[str]] = {"passages": [], "queries": []}
+
+    class Counting(HashingEmbedder):
+        def embed_passages(self, texts):
+            seen["passages"].extend(texts)
+            return super().embed_passages(texts)
+
+        def embed_query(self, text):
+            seen["queries"].append(text)
+            return super().embed_query(text)
+
+    built = []
+    real_build = naia_providers.build_embedder
+
+    def build(spec):  # a spec builds a counting embedder; an instance (the shared one) passes through
+        if isinstance(spec, dict):
+            built.append(spec)
+            return Counting(dim=64)
+        return real_build(spec)
+
+    monkeypatch.setattr(naia_providers, "build_embedder", build)
+    handed: list[object] = []
+    real_factory = run_mod.provider_factory
+
+    def spy(adapter, overrides=None, embedder=None):
+        handed.append(embedder)
+        return real_factory(adapter, overrides, embedder=embedder)
+
+    monkeypatch.setattr(run_mod, "provider_factory", spy)
+    adapter = {"name": "naia-local", "provider": "naia-local", "embedder": {"kind": "hashing", "dim": 64}, "engine": {}}
+    exp = {"name": "ablation", "base": "lifecycle", "switches": ["decay", "mmr"], "n_boot": 50}
+    out = run_mod.run_ablation({"seed": 0, "progress": False}, adapter, {"kind": "lifecycle-scripts", "name": "lifecycle-scripts"}, exp)
+    assert set(out["per_variant"]) == {"default", "decay=off", "mmr=off"}
+    assert len(built) == 1 and len(handed) == 3 and len({id(e) for e in handed}) == 1
+    cache = handed[0]
+    assert (cache.name, cache.dim) == ("hashing-64", 64)
+    assert seen["passages"] and len(seen["passages"]) == len(set(seen["passages"]))  # no text embedded twice
+    assert seen["queries"] and len(seen["queries"]) == len(set(seen["queries"]))
+    assert cache.hits > 0
