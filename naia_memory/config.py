@@ -16,29 +16,49 @@ class EngineConfig:
     # consolidation
     consolidation: bool = True
     dedup_jaccard: float = 0.7
-    # recall stages
+    # encode: index an answer or a short reply with the turn before it in its
+    # session (recall/context.py); the stored content stays the turn
+    context: bool = True
+    context_short_tokens: int = 8
+    # recall stages (the recipe; see naia_memory/recall/pipeline.py)
     vector: bool = True
     bm25: bool = True
-    graph: bool = True
+    graph: bool = False  # measured on LoCoMo and AIHub-141: adds nothing (README, ablation)
+    speaker: bool = True
+    attribute: bool = True  # "What is the user's job?" prefers facts filed under job (recall/signals.py)
+    question: bool = True  # a memory that asks ranks below one that states (recall/signals.py)
+    profile: bool = True  # "everything about the user" is served from current facts (recall/profile.py)
     decay: bool = True
     strengthen: bool = True
+    collapse: bool = True  # a fact and its source turns are one result
     mmr: bool = True
     reranker: bool = False
+    recall_faded: bool = True  # archived memories stay reachable by a strong cue
+    fusion: str = "relative"  # relative (min-max score fusion) | rrf
     rrf_k: int = 60
     candidate_k: int = 50
+    vector_weight: float = 1.0
+    bm25_weight: float = 1.0
     graph_weight: float = 0.5
     graph_decay: float = 0.5
     graph_hops: int = 2
+    speaker_weight: float = 0.1  # relevance bonus for turns of a speaker the query names
+    question_weight: float = 0.3  # relevance discount for memories that are questions
+    attribute_weight: float = 0.3  # relevance bonus for facts of an attribute the query names ("job")
     mmr_lambda: float = 0.7
     min_strength: float = 0.0
-    decay_weight: float = 0.3  # share of the score that fades with strength
-    fact_weight: float = 1.0
-    episode_weight: float = 1.0
-    stale_episode_weight: float = 0.3  # episodes whose fact was superseded
+    # cognitive adjustment: bounded shares of relevance (recall/adjust.py)
+    max_adjust: float = 0.1
+    decay_weight: float = 0.1
+    strengthen_weight: float = 0.05
+    faded_weight: float = 0.05
+    assistant_weight: float = 0.05
+    stale_episode_weight: float = 0.5  # episodes whose fact was superseded (validity, outside the bound)
     importance: ImportanceConfig = field(default_factory=ImportanceConfig)
     decay_params: DecayParams = field(default_factory=DecayParams)
 
-    SWITCHES = ("gate", "consolidation", "vector", "bm25", "graph", "decay", "strengthen", "mmr", "reranker")
+    SWITCHES = ("gate", "consolidation", "context", "vector", "bm25", "graph", "speaker", "attribute", "question", "profile", "decay", "strengthen",
+                "recall_faded", "collapse", "mmr", "reranker")
 
     @classmethod
     def from_mapping(cls, m: Mapping[str, Any] | None) -> "EngineConfig":
@@ -53,6 +73,8 @@ class EngineConfig:
         if "decay_params" in m and isinstance(m["decay_params"], Mapping):
             m["decay_params"] = DecayParams(**m["decay_params"])
         cfg = cls(**m)
+        if cfg.fusion not in ("relative", "rrf"):
+            raise ValueError(f"unknown fusion {cfg.fusion!r}; use 'relative' or 'rrf'")
         if not (cfg.vector or cfg.bm25):
             raise ValueError("at least one of `vector` and `bm25` must be on: recall needs candidates")
         return cfg

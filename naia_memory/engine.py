@@ -18,12 +18,9 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from .cognition import contradiction, importance as imp
-from .cognition.decay import recall_boost, retention, should_archive
+from .cognition.decay import retention, should_archive
 from .cognition.facts import FactCandidate, extract_facts, strip_speaker
-from .cognition.graph import spreading_activation
-from .cognition.mmr import mmr
 from .cognition.rerank import NoopReranker, Reranker
-from .cognition.rrf import rrf
 from .cognition.tokenize import KiwiTokenizer, Tokenizer
 from .config import EngineConfig
 from .contract import (
@@ -40,6 +37,8 @@ from .contract import (
 from .embedders.base import Embedder, EmbedderError
 from .llm.contradiction_filter import ContradictionFilter, FactView, HeuristicContradictionFilter
 from .llm.extractor import LLMFactExtractor, UnparseableAnswer
+from .recall.context import carried_context, index_text
+from .recall.pipeline import RecallPipeline
 from .validate import check_content, check_query, role_name
 from .records import ACTIVE, ARCHIVED, SUPERSEDED, MemoryRecord, content_id, ensure_aware
 from .stores.port import RecordFilter, StoragePort
@@ -90,6 +89,9 @@ class MemorySystem:
         self._closed = False
         store.bind_embedder(embedder.name, embedder.dim)
         self._entity_index: dict[str, set[str]] = {}
+        self._last_turn: dict[tuple[str, str], str] = {}  # (project, session) -> the turn before, gated or not
+        self.pipeline = RecallPipeline(store=store, embedder=embedder, tokenizer=self.tokenizer, config=self.config,
+                                       reranker=self.reranker, entity_index=lambda e: self._entity_index.get(e, set()))
         self._id_counter = sum(1 for _ in store.records())
         for r in store.records():
             self._index_entities(r)
@@ -157,18 +159,27 @@ class MemorySystem:
         with self._lock:
             self._check_open()
             score = self.score_importance(content=content, role=role_s, project=project, overrides=importance)
+            turn_key = (project, session) if session is not None else None
+            context = None
+            if turn_key and self.config.context:
+                context = carried_context(self._last_turn.get(turn_key), content, self.tokenizer, self.config.context_short_tokens)
+            if turn_key:
+                self._last_turn[turn_key] = content
             if self.config.gate and not imp.passes_gate(score, self.config.gate_threshold):
                 return EncodeResult(False, None, f"gated: combined {score.combined:.3f} < {self.config.gate_threshold}", score)
             body = strip_speaker(content)
             keep = "explicit-keep" in score.cues
+            md = {"importance": score.combined, "cues": list(score.cues), **dict(metadata or {})}
+            if context:
+                md["context"] = context
             rec = MemoryRecord(
                 id=self._new_id("ep", content, now, project), kind=MemoryKind.EPISODE, content=content, created_at=now, updated_at=now,
                 last_accessed=now, project=project, session=session, role=role_s,
-                tokens=self.tokenizer.tokens(content), entities=sorted(set(self.tokenizer.nouns(body))),
+                tokens=self.tokenizer.tokens(index_text(content, context)), entities=sorted(set(self.tokenizer.nouns(body))),
                 importance=max(score.importance, score.emotion), memory_class="permanent" if keep else "episode",
-                valid_from=now, metadata={"importance": score.combined, "cues": list(score.cues), **dict(metadata or {})},
+                valid_from=now, metadata=md,
             )
-            self.store.put(rec, self._embed_one(content))
+            self.store.put(rec, self._embed_one(index_text(content, context)))
             self._index_entities(rec)
             self._commit()
             return EncodeResult(True, rec.id, "stored", score)
@@ -242,7 +253,7 @@ class MemorySystem:
             distance = round(float(1.0 - sims.max()), 6)
         negated = contradiction.is_negated(cand.content)
         for f in active:
-            if _jaccard(tokens, f.tokens) >= self.config.dedup_jaccard and contradiction.is_negated(f.content) == negated:
+            if _jaccard(tokens, self.tokenizer.tokens(f.content)) >= self.config.dedup_jaccard and contradiction.is_negated(f.content) == negated:
                 self._add_provenance(f, ep, now)
                 return Decision(DecisionOp.NOOP, cand.content, None, f.id, distance, "near-duplicate", now, (ep.id,))
         attr = contradiction.attribute(cand.attribute) if cand.attribute else None
@@ -264,7 +275,7 @@ class MemorySystem:
             return Decision(DecisionOp.DELETE, cand.content, None, old.id, distance, verdict.reason, now, (ep.id,))
         fact = MemoryRecord(
             id=self._new_id("fact", cand.content, now, ep.project), kind=MemoryKind.FACT, content=cand.content, created_at=now, updated_at=now,
-            last_accessed=now, project=ep.project, session=ep.session, role="user", tokens=tokens,
+            last_accessed=now, project=ep.project, session=ep.session, role="user", tokens=tokens + self._label_tokens(attr),
             entities=sorted(set(self.tokenizer.nouns(cand.content))), importance=ep.importance,
             memory_class=cand.memory_class, valid_from=ep.created_at, provenance=[ep.id],
             attribute=cand.attribute, value=" ".join(sorted(values)) or None,
@@ -283,6 +294,9 @@ class MemorySystem:
             self._retire(old, now, successor=fact.id, reason=verdict.reason, episode_id=ep.id)
             return Decision(DecisionOp.UPDATE, cand.content, fact.id, old.id, distance, verdict.reason, now, (ep.id,))
         return Decision(DecisionOp.ADD, cand.content, fact.id, verdict.target_id, distance, verdict.reason, now, (ep.id,))
+
+    def _label_tokens(self, attr: contradiction.Attribute | None) -> list[str]:
+        return self.tokenizer.tokens(" ".join(attr.labels)) if attr is not None else []
 
     def _add_provenance(self, fact: MemoryRecord, ep: MemoryRecord, now: datetime) -> None:
         fact.provenance = sorted(set(fact.provenance) | {ep.id})
@@ -327,85 +341,25 @@ class MemorySystem:
         return self._recall(query, top_k, flt, at, strengthen=False)
 
     def _recall(self, query: str, top_k: int, flt: RecordFilter, now: datetime, *, strengthen: bool) -> RecallResult:
-        import time
-
         check_query(query, top_k)
-        cfg = self.config
-        timings: dict[str, float] = {}
         with self._lock:
             self._check_open()
-            t0 = time.perf_counter()
-            runs: list[list[tuple[str, float]]] = []
-            weights: list[float] = []
-            q_vec = None
-            if cfg.vector or cfg.mmr:
-                q_vec = self.embedder.embed_query(query)
-                timings["embed_query_ms"] = (time.perf_counter() - t0) * 1e3
-            t1 = time.perf_counter()
-            if cfg.vector:
-                runs.append(self.store.vector_top_k(q_vec, cfg.candidate_k, flt))
-                weights.append(1.0)
-            if cfg.bm25:
-                runs.append(self.store.keyword_top_k(self.tokenizer.tokens(query), cfg.candidate_k, flt))
-                weights.append(1.0)
-            if cfg.graph:
-                graph_run = self._graph_run(query, flt)
-                if graph_run:
-                    runs.append(graph_run)
-                    weights.append(cfg.graph_weight)
-            fused = rrf(runs, k=cfg.rrf_k, weights=weights)
-            scored: list[tuple[str, float]] = []
-            for rid, s in fused:
-                r = self.store.get(rid)
-                strength = retention(r.memory_class, r.importance, r.recall_count, r.last_accessed, now, cfg.decay_params)
-                if strength < cfg.min_strength:
-                    continue
-                if cfg.decay:
-                    s *= (1.0 - cfg.decay_weight) + cfg.decay_weight * strength
-                if cfg.strengthen:
-                    s *= recall_boost(r.recall_count, cfg.decay_params)
-                s *= cfg.fact_weight if r.kind is MemoryKind.FACT else cfg.episode_weight
-                if "stale_fact" in r.metadata:
-                    s *= cfg.stale_episode_weight
-                scored.append((rid, s))
-            scored.sort(key=lambda kv: (-kv[1], kv[0]))
-            scored = scored[: cfg.candidate_k]
-            if cfg.reranker:
-                scored = self.reranker.rerank(query, [(i, self.store.get(i).content, s) for i, s in scored])
-            if cfg.mmr and len(scored) > 1:
-                ids = [i for i, _ in scored]
-                emb = self.store.embeddings(ids)
-                sim = emb @ emb.T
-                pos = {i: n for n, i in enumerate(ids)}
-                final = mmr(scored, lambda a, b: float(sim[pos[a], pos[b]]), top_k, cfg.mmr_lambda)
-            else:
-                final = scored[:top_k]
-            timings["search_ms"] = (time.perf_counter() - t1) * 1e3
+            ranked, timings = self.pipeline.run(query, top_k, flt, now)
             hits = []
-            for rid, s in final:
-                r = self.store.get(rid)
+            for r, s in ranked:
                 if strengthen:
                     r.recall_count += 1
                     r.last_accessed = now
+                    if r.status == ARCHIVED:  # recalled again: the faded memory is back in use
+                        r.status = ACTIVE
+                        r.metadata["revived_at"] = now.isoformat()
                     self.store.update(r)
-                    if cfg.graph and r.kind is MemoryKind.FACT:
+                    if self.config.graph and r.kind is MemoryKind.FACT:
                         self.store.graph.reinforce(r.entities)
                 hits.append(_hit(r, s))
             if strengthen and hits:
                 self._commit()
             return RecallResult(query=query, hits=tuple(hits), timings_ms=timings)
-
-    def _graph_run(self, query: str, flt: RecordFilter) -> list[tuple[str, float]]:
-        seeds = {e: 1.0 for e in self.tokenizer.nouns(query) if e in self.store.graph.adjacency}
-        if not seeds:
-            return []
-        act = spreading_activation(self.store.graph.adjacency, seeds, self.config.graph_decay, self.config.graph_hops)
-        scores: dict[str, float] = {}
-        for ent, a in sorted(act.items()):  # fixed order: float sums must not depend on hash seeds
-            for rid in sorted(self._entity_index.get(ent, ())):
-                scores[rid] = scores.get(rid, 0.0) + a
-        allowed = [(rid, s) for rid, s in scores.items() if flt.matches(self.store.get(rid))]
-        return sorted(allowed, key=lambda kv: (-kv[1], kv[0]))[: self.config.candidate_k]
 
     # ------------------------------------------------------------------ lifecycle
     def apply_decay(self, *, now: datetime | None = None, _commit: bool = True) -> int:
@@ -465,7 +419,9 @@ class MemorySystem:
             old = self._require(memory_id)
             if old.status != ACTIVE:
                 raise ValueError(f"{memory_id} is {old.status}; edit the current version")
-            new = replace(old, id=self._new_id(old.id.split("_")[0], content, now, old.project), content=content, tokens=self.tokenizer.tokens(content),
+            attr = contradiction.attribute(old.attribute) if old.kind is MemoryKind.FACT and old.attribute else None
+            label_tokens = self._label_tokens(attr)
+            new = replace(old, id=self._new_id(old.id.split("_")[0], content, now, old.project), content=content, tokens=self.tokenizer.tokens(content) + label_tokens,
                           entities=sorted(set(self.tokenizer.nouns(content))), created_at=now, updated_at=now,
                           valid_from=now, valid_to=None, supersedes=old.id, superseded_by=None, recall_count=0,
                           metadata={**old.metadata, "edited_by_user": True})
@@ -528,12 +484,13 @@ class MemorySystem:
             self.store.rebind_embedder(embedder.name, embedder.dim)
             for i in range(0, len(recs), batch_size):
                 chunk = recs[i:i + batch_size]
-                vecs = embedder.embed_passages([r.content for r in chunk])
+                vecs = embedder.embed_passages([index_text(r.content, r.metadata.get("context")) for r in chunk])
                 for r, v in zip(chunk, vecs):
                     self.store.set_embedding(r.id, v)
                 if progress:
                     progress(min(i + batch_size, len(recs)), len(recs))
             self.embedder = embedder
+            self.pipeline.embedder = embedder
             self.store.append_log([{"op": "REINDEX", "embedder": embedder.name, "dim": embedder.dim, "count": len(recs),
                                     "at": ensure_aware(None).isoformat()}])
             self.store.commit()

@@ -85,7 +85,18 @@ def test_decay_over_simulated_days_with_and_without_recalls(make_system, tmp_pat
     assert m.apply_decay(now=t0 + timedelta(days=2)) == 0
     assert m.apply_decay(now=t0 + timedelta(days=365)) == 1
     assert m.get(ep).metadata["status"] == "archived"
-    assert m.recall(query="김치찌개", now=t0 + timedelta(days=366)).hits == ()
+    # faded, not gone: a direct cue still reaches it, below an equally relevant fresh memory ...
+    fresh = m.encode(content="오늘 점심에 김치찌개 먹었어!", now=t0 + timedelta(days=365)).id
+    hits = m.recall(query="김치찌개", now=t0 + timedelta(days=366)).hits
+    assert [h.id for h in hits] == [fresh, ep]
+    # ... and using it brings it back into the active set
+    assert m.get(ep).metadata["status"] == "active" and m.get(ep).metadata["recall_count"] == 1
+    # with recall_faded off, archived memories are out of reach (the old behaviour)
+    m2 = make_system(path=tmp_path / "d.json", recall_faded=False)
+    ep2 = m2.encode(content="오늘 점심에 김치찌개 먹었어", now=t0).id
+    assert m2.apply_decay(now=t0 + timedelta(days=365)) == 1
+    assert m2.recall(query="김치찌개", now=t0 + timedelta(days=366)).hits == ()
+    assert m2.get(ep2).metadata["status"] == "archived"
 
 
 def test_strengthening_is_capped(make_system, t0):
@@ -144,7 +155,7 @@ def test_forget_edit_and_audit(make_system, t0):
 
 
 def test_graph_spreading_brings_associated_memories(make_system, t0):
-    m = make_system(vector=False)
+    m = make_system(vector=False, graph=True)  # off by default (README, ablation); the switch still works
     m.encode(content="나는 금요일마다 친구랑 라면 먹으러 가", now=t0)
     m.encode(content="내 친구가 요즘 캠핑에 빠졌어", now=t0)
     m.consolidate(now=t0)

@@ -1,5 +1,6 @@
 """The same engine over the JSON, SQLite (matrix and sqlite-vec) and Qdrant
-stores gives the same rankings: same ids, same order, same scores."""
+stores gives the same rankings: same ids, same order, same scores (to 1e-5:
+sqlite-vec computes cosine in its own float32 code, so its last bits differ)."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -19,7 +20,7 @@ STORES = ["naia-local", "sqlite", "sqlite-vec", "qdrant"]
 
 
 def _rankings(out):
-    return {q["query_id"]: [(h["id"], round(h["score"], 9)) for h in q["ranking"]] for q in out["queries"]}
+    return {q["query_id"]: [(h["id"], round(h["score"], 5)) for h in q["ranking"]] for q in out["queries"]}
 
 
 @pytest.mark.slow

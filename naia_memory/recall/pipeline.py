@@ -1,0 +1,183 @@
+"""The recall pipeline: candidates -> fusion -> signals -> cognitive adjustment
+-> one slot per source -> rerank -> diversify.
+
+Each stage is a small pure function (``fusion``, ``signals``, ``adjust``,
+``collapse``, ``cognition.mmr``) switched and sized by the engine's one
+recipe object, ``EngineConfig``; this module only fetches what they need from
+the store and hands the ranked list from one to the next.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from datetime import datetime
+from typing import Callable, Mapping
+
+
+from ..cognition.decay import retention
+from ..cognition.graph import spreading_activation
+from ..cognition.mmr import mmr
+from ..cognition.rerank import Reranker
+from ..cognition.tokenize import Tokenizer
+from ..config import EngineConfig
+from ..contract import MemoryKind
+from ..embedders.base import Embedder
+from ..records import ACTIVE, ARCHIVED, MemoryRecord
+from ..stores.port import RecordFilter, StoragePort
+from .adjust import AdjustWeights, Signals, adjustment
+from .collapse import collapse
+from .fusion import DECIMALS, fuse
+from .profile import is_profile_request, profile_score
+from .signals import asks, named_attributes, named_speakers
+
+
+def speaker_of(r: MemoryRecord) -> str | None:
+    """Who said it: an explicit ``speaker``, else a named ``subject`` (not "user")."""
+    s = r.metadata.get("speaker") or r.metadata.get("subject")
+    return str(s) if s else None
+
+
+def _rank(scores: Mapping[str, float]) -> list[tuple[str, float]]:
+    return sorted(((i, round(s, DECIMALS)) for i, s in scores.items()), key=lambda kv: (-kv[1], kv[0]))
+
+
+class RecallPipeline:
+    def __init__(self, *, store: StoragePort, embedder: Embedder, tokenizer: Tokenizer, config: EngineConfig,
+                 reranker: Reranker, entity_index: Callable[[str], set[str]]):
+        self.store = store
+        self.embedder = embedder
+        self.tokenizer = tokenizer
+        self.config = config
+        self.reranker = reranker
+        self.entity_index = entity_index
+
+    def weights(self) -> AdjustWeights:
+        c = self.config
+        return AdjustWeights(decay=c.decay_weight, use=c.strengthen_weight, faded=c.faded_weight,
+                             assistant=c.assistant_weight, max_adjust=c.max_adjust, stale_factor=c.stale_episode_weight)
+
+    def run(self, query: str, top_k: int, flt: RecordFilter, now: datetime) -> tuple[list[tuple[MemoryRecord, float]], dict[str, float]]:
+        cfg = self.config
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        q_vec = None
+        if cfg.vector or cfg.mmr:
+            q_vec = self.embedder.embed_query(query)
+            timings["embed_query_ms"] = (time.perf_counter() - t0) * 1e3
+        t1 = time.perf_counter()
+        cand_flt = flt
+        if cfg.recall_faded and flt.statuses == (ACTIVE,):
+            cand_flt = replace(flt, statuses=(ACTIVE, ARCHIVED))  # faded, not gone: a strong cue still reaches it
+        q_tokens = self.tokenizer.tokens(query)
+        if cfg.profile and is_profile_request(q_tokens):
+            return self._profile(top_k, flt, now, timings, t1)
+        # 1. candidates
+        runs: dict[str, list[tuple[str, float]]] = {}
+        if cfg.vector:
+            runs["vector"] = self.store.vector_top_k(q_vec, cfg.candidate_k, cand_flt)
+        if cfg.bm25:
+            runs["bm25"] = self.store.keyword_top_k(q_tokens, cfg.candidate_k, cand_flt)
+        if cfg.graph:
+            runs["graph"] = self._graph_run(query, cand_flt)
+        # 2. fusion into relevance in [0, 1]
+        rel = fuse(runs, {"vector": cfg.vector_weight, "bm25": cfg.bm25_weight, "graph": cfg.graph_weight},
+                   method=cfg.fusion, rrf_k=cfg.rrf_k)
+        recs = {i: self.store.get(i) for i in rel}
+        # 3. query-side signals (relevance, not cognition)
+        if cfg.speaker and cfg.speaker_weight:
+            named = named_speakers(query, {s for r in recs.values() if (s := speaker_of(r))})
+            if named:
+                rel = {i: s * (1.0 + cfg.speaker_weight) if speaker_of(recs[i]) in named else s for i, s in rel.items()}
+        if cfg.attribute and cfg.attribute_weight:
+            attrs = named_attributes(q_tokens, self.tokenizer)
+            if attrs:
+                rel = {i: s * (1.0 + cfg.attribute_weight) if recs[i].kind is MemoryKind.FACT and recs[i].attribute in attrs else s
+                       for i, s in rel.items()}
+        if cfg.question and cfg.question_weight:
+            rel = {i: s * (1.0 - cfg.question_weight) if asks(recs[i].content) else s for i, s in rel.items()}
+        # 4. cognitive adjustment, bounded
+        w = self.weights()
+        adjusted: dict[str, float] = {}
+        for i, s in rel.items():
+            r = recs[i]
+            strength = retention(r.memory_class, r.importance, r.recall_count, r.last_accessed, now, cfg.decay_params)
+            if strength < cfg.min_strength:
+                continue
+            sig = Signals(strength=strength, recall_count=r.recall_count, faded=r.status == ARCHIVED,
+                          stale="stale_fact" in r.metadata, assistant=r.role == "assistant")
+            adjusted[i] = s * adjustment(sig, w, decay=cfg.decay, strengthen=cfg.strengthen)
+        # 5. one slot per source; an episode whose fact was superseded is
+        #    answered by the fact that replaced it (what is true now)
+        prov = {i: list(r.provenance) for i, r in recs.items() if i in adjusted and r.kind is MemoryKind.FACT}
+        if cfg.collapse and flt.valid_at is None:
+            for i in [i for i in adjusted if "stale_fact" in recs[i].metadata]:
+                head = self._current_successor(recs[i].metadata["stale_fact"], flt)
+                if head is not None:
+                    recs.setdefault(head.id, head)
+                    adjusted[head.id] = max(adjusted.get(head.id, 0.0), rel[i])
+                    prov.setdefault(head.id, list(head.provenance)).append(i)
+        scored = _rank(adjusted)
+        if cfg.collapse:
+            scored = collapse(scored, prov, {i: recs[i].content for i, _ in scored})
+        scored = scored[: cfg.candidate_k]
+        # 6. rerank (no-op unless a reranker is injected)
+        if cfg.reranker:
+            scored = self.reranker.rerank(query, [(i, recs[i].content, s) for i, s in scored])
+        # 7. diversify on relevance
+        if cfg.mmr and len(scored) > 1:
+            ids = [i for i, _ in scored]
+            emb = self.store.embeddings(ids)
+            sim = emb @ emb.T
+            pos = {i: n for n, i in enumerate(ids)}
+            # a hit's score is then its marginal relevance at selection (never rises down the list)
+            final = mmr(scored, lambda a, b: float(sim[pos[a], pos[b]]), top_k, cfg.mmr_lambda)
+        else:
+            final = scored[:top_k]
+        timings["search_ms"] = (time.perf_counter() - t1) * 1e3
+        return [(recs[i], s) for i, s in final], timings
+
+    def _profile(self, top_k: int, flt: RecordFilter, now: datetime, timings: dict[str, float],
+                 t1: float) -> tuple[list[tuple[MemoryRecord, float]], dict[str, float]]:
+        """What is known about the user: current facts first, then uncovered user turns."""
+        cfg = self.config
+        kinds = flt.kinds or (MemoryKind.FACT, MemoryKind.EPISODE)
+        scored: dict[str, float] = {}
+        recs: dict[str, MemoryRecord] = {}
+        for r in self.store.records(replace(flt, kinds=tuple(k for k in kinds if k in (MemoryKind.FACT, MemoryKind.EPISODE)))):
+            if r.kind is MemoryKind.EPISODE and (r.role != "user" or "stale_fact" in r.metadata):
+                continue
+            strength = retention(r.memory_class, r.importance, r.recall_count, r.last_accessed, now, cfg.decay_params) if cfg.decay else 1.0
+            recs[r.id] = r
+            scored[r.id] = profile_score(r.memory_class, r.importance, strength, is_fact=r.kind is MemoryKind.FACT)
+        ranked = _rank(scored)
+        if cfg.collapse:
+            prov = {i: recs[i].provenance for i, _ in ranked if recs[i].kind is MemoryKind.FACT}
+            ranked = collapse(ranked, prov, {i: recs[i].content for i, _ in ranked})
+        timings["search_ms"] = (time.perf_counter() - t1) * 1e3
+        timings["profile"] = 1.0
+        return [(recs[i], s) for i, s in ranked[:top_k]], timings
+
+    def _current_successor(self, fact_id: str, flt: RecordFilter) -> MemoryRecord | None:
+        """The active end of a supersede chain, if the filter allows it."""
+        seen: set[str] = set()
+        r = self.store.get(fact_id)
+        while r is not None and r.status != ACTIVE and r.superseded_by and r.id not in seen:
+            seen.add(r.id)
+            r = self.store.get(r.superseded_by)
+        return r if r is not None and r.status == ACTIVE and flt.matches(r) else None
+
+    def _graph_run(self, query: str, flt: RecordFilter) -> list[tuple[str, float]]:
+        graph = self.store.graph
+        seeds = {e: 1.0 for e in self.tokenizer.nouns(query) if e in graph.adjacency}
+        if not seeds:
+            return []
+        act = spreading_activation(graph.adjacency, seeds, self.config.graph_decay, self.config.graph_hops)
+        scores: dict[str, float] = {}
+        for ent, a in sorted(act.items()):  # fixed order: float sums must not depend on hash seeds
+            for rid in sorted(self.entity_index(ent)):
+                scores[rid] = scores.get(rid, 0.0) + a
+        allowed = [(rid, s) for rid, s in scores.items() if flt.matches(self.store.get(rid))]
+        return sorted(allowed, key=lambda kv: (-kv[1], kv[0]))[: self.config.candidate_k]
+
+
+__all__ = ["RecallPipeline", "speaker_of"]

@@ -1,0 +1,89 @@
+"""Relevance first: a new user's short session, asked as a person would.
+
+Replays the Dana session from issue 7 (English and Korean): cognition
+(decay, strengthening, class weights) may only nudge relevance, never
+override it, and a fact and the turn it came from take one slot.
+"""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+SESSIONS = {
+    "en": {
+        "turns": [
+            ("user", "Hi! I'm Dana, I just moved to Lisbon for a job at a fintech startup."),
+            ("assistant", "Welcome to Lisbon, Dana! How is the new job?"),
+            ("user", "I'm allergic to peanuts, so I have to be careful when I eat out."),
+            ("user", "My sister Maya is visiting me next month."),
+            ("user", "I'm learning Portuguese in an evening class."),
+            ("user", "I quit the fintech startup, I'm freelancing as a UX designer now."),
+        ],
+        "allergy": ("Any food allergies?", "peanuts"),
+        "job": ("What is the user's job?", "freelancing as a UX designer"),
+        "distractor": "How is life in Lisbon?",
+    },
+    "ko": {
+        "turns": [
+            ("user", "안녕! 나는 다나야. 핀테크 스타트업에 취직해서 리스본으로 막 이사 왔어."),
+            ("assistant", "리스본에 온 걸 환영해요, 다나! 새 직장은 어때요?"),
+            ("user", "나 땅콩 알레르기가 있어서 외식할 때 조심해야 해."),
+            ("user", "다음 달에 언니 마야가 놀러 와."),
+            ("user", "저녁 수업에서 포르투갈어 배우고 있어."),
+            ("user", "핀테크 스타트업 그만두고 지금은 UX 디자이너로 프리랜서 일해."),
+        ],
+        "allergy": ("음식 알레르기 있어?", "땅콩"),
+        "job": ("사용자 직업이 뭐야?", "프리랜서"),
+        "distractor": "리스본 생활은 어때?",
+    },
+}
+
+
+def _replay(m, lang, t0):
+    for i, (role, text) in enumerate(SESSIONS[lang]["turns"]):
+        m.encode(content=text, role=role, session="s1", now=t0 + timedelta(minutes=i))
+    m.consolidate(now=t0 + timedelta(minutes=10))
+
+
+def _no_sentence_twice(res):
+    texts = [" ".join(h.content.split()).lower() for h in res.hits]
+    assert len(texts) == len(set(texts)), texts
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_relevance_beats_recall_counts(make_system, t0, lang):
+    m = make_system()
+    _replay(m, lang, t0)
+    s = SESSIONS[lang]
+    # an unrelated question asked many times strengthens whatever it returns
+    for i in range(30):
+        m.recall(query=s["distractor"], top_k=3, now=t0 + timedelta(minutes=20 + i))
+    q, want = s["allergy"]
+    res = m.recall(query=q, top_k=5, now=t0 + timedelta(hours=2))
+    assert want in res.hits[0].content, [h.content for h in res.hits]
+    _no_sentence_twice(res)
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_current_job_first_and_one_slot_per_source(make_system, t0, lang):
+    m = make_system()
+    _replay(m, lang, t0)
+    q, want = SESSIONS[lang]["job"]
+    res = m.recall(query=q, top_k=5, now=t0 + timedelta(hours=1))
+    assert want in res.hits[0].content, [h.content for h in res.hits]
+    _no_sentence_twice(res)
+    # the fact stands for its source turn: the turn is not a second hit
+    facts = [h for h in res.hits if h.kind.value == "fact"]
+    assert facts, "consolidation made no fact of a user's statement"
+    sources = {p for f in facts for p in f.provenance}
+    assert not sources & {h.id for h in res.hits}
+
+
+def test_without_collapse_the_fact_and_its_turn_take_two_slots(make_system, t0):
+    """The switch is real: off, the same sentence comes back twice."""
+    m = make_system(collapse=False)
+    _replay(m, "en", t0)
+    res = m.recall(query="Any food allergies?", top_k=5, now=t0 + timedelta(hours=1))
+    texts = [h.content for h in res.hits]
+    assert len(texts) != len(set(texts))

@@ -1,0 +1,99 @@
+"""The recall stages as pure functions: each one's promise, on small inputs."""
+from __future__ import annotations
+
+import pytest
+
+from naia_memory.cognition.tokenize import WhitespaceTokenizer
+from naia_memory.recall.adjust import AdjustWeights, Signals, adjustment, use_signal
+from naia_memory.recall.collapse import collapse
+from naia_memory.recall.context import carried_context, index_text
+from naia_memory.recall.fusion import fuse, scale
+from naia_memory.recall.profile import is_profile_request, profile_score
+from naia_memory.recall.signals import asks, named_attributes, named_speakers
+
+
+def test_relative_fusion_keeps_score_gaps_and_is_bounded():
+    vec = [("a", 0.86), ("b", 0.85), ("c", 0.70)]
+    bm = [("b", 4.0), ("c", 1.0)]
+    rel = fuse({"vector": vec, "bm25": bm}, {"vector": 1.0, "bm25": 1.0})
+    assert all(0.0 <= s <= 1.0 for s in rel.values())
+    # b: near the best cosine and the best BM25 -> first; c far below on both
+    assert max(rel, key=rel.get) == "b" and rel["c"] < rel["a"] < rel["b"]
+
+
+def test_cosine_span_floor_keeps_near_ties_near():
+    # two memories 0.008 apart in a tiny store are not "1 and 0"
+    s = scale([("old", 0.842), ("new", 0.834)], 0.05)
+    assert s["old"] == 1.0 and s["new"] == pytest.approx(0.84, abs=1e-6)
+    # BM25 is a ratio to the best: a match is never scaled to zero
+    assert scale([("x", 4.0), ("y", 1.0)])["y"] == pytest.approx(0.25)
+
+
+def test_rrf_fusion_rescaled_and_unknown_method_rejected():
+    rel = fuse({"vector": [("a", 1), ("b", 0.5)], "bm25": [("a", 3)]}, method="rrf", rrf_k=60)
+    assert rel["a"] == 1.0 and 0 < rel["b"] < rel["a"]
+    with pytest.raises(ValueError):
+        fuse({"vector": [("a", 1)]}, method="borda")
+    with pytest.raises(ValueError):
+        fuse({"vector": [("a", 1)]}, {"vector": -1.0})
+
+
+def test_fusion_rounds_last_bit_noise_away():
+    a = fuse({"vector": [("a", 0.8500000001), ("b", 0.8)]})
+    b = fuse({"vector": [("a", 0.8500000004), ("b", 0.8)]})
+    assert a == b
+
+
+def test_adjustment_is_bounded_whatever_the_use():
+    w = AdjustWeights()
+    heavy = adjustment(Signals(recall_count=10_000), w)
+    faded = adjustment(Signals(strength=0.0, faded=True, assistant=True), w)
+    assert heavy == pytest.approx(1 + w.use) and faded == pytest.approx(1 - w.max_adjust)
+    assert adjustment(Signals(recall_count=10_000), AdjustWeights(use=5.0)) == pytest.approx(1 + w.max_adjust)
+    # an irrelevant memory recalled forever cannot pass a relevant fresh one 25 % ahead
+    assert 0.75 * heavy < 1.0 * adjustment(Signals(), w)
+    assert use_signal(0) == 0.0 and use_signal(20) == 1.0 and 0 < use_signal(3) < 1
+    # switches: decay off ignores strength, strengthen off ignores use
+    assert adjustment(Signals(strength=0.0), w, decay=False) == 1.0
+    assert adjustment(Signals(recall_count=50), w, strengthen=False) == 1.0
+    assert adjustment(Signals(stale=True), w) == pytest.approx(w.stale_factor)
+
+
+def test_collapse_one_slot_per_source_and_no_repeated_sentence():
+    scored = [("ep1", 0.9), ("fact1", 0.8), ("ep2", 0.7), ("ep3", 0.6), ("ep3b", 0.5)]
+    out = collapse(scored, {"fact1": ["ep1"]}, {"ep1": "I like tea", "fact1": "I like tea", "ep2": "x", "ep3": "Same", "ep3b": "same "})
+    assert out == [("fact1", 0.9), ("ep2", 0.7), ("ep3", 0.6)]
+
+
+def test_context_only_for_answers_and_short_replies():
+    tok = WhitespaceTokenizer()
+    q = "What are you researching these days?"
+    assert carried_context(q, "Adoption agencies, I want to give a child a loving home soon.", tok) == q
+    assert carried_context("I went hiking on Sunday with my whole family.", "Yes, it was great!", tok) is not None
+    long = "I quit the fintech startup and I am freelancing as a UX designer for small companies now."
+    assert carried_context("I'm learning Portuguese in an evening class.", long, tok) is None
+    assert carried_context(None, "Yes!", tok) is None
+    assert index_text("b", "a") == "a\nb" and index_text("b", None) == "b"
+
+
+def test_signals_speaker_attribute_question():
+    assert named_speakers("What did Caroline paint?", ["Caroline", "Melanie", "user"]) == {"Caroline"}
+    assert named_speakers("Annual report?", ["Ann"]) == set()
+    assert named_speakers("수진이가 어디 살아?", ["수진", "민호"]) == {"수진"}
+    tok = WhitespaceTokenizer()
+    assert "job" in named_attributes(tok.tokens("What is the user's job?"), tok)
+    assert named_attributes(tok.tokens("Any food allergies?"), tok) <= {"diet", "favorite_food"}
+    assert asks("How is the new job?") and not asks("I quit my job.")
+
+
+def test_profile_requests_are_recognised_and_scored_by_class():
+    from naia_memory.cognition.tokenize import KiwiTokenizer
+
+    k = KiwiTokenizer()
+    for q in ("사용자에 대해 알고 있는 모든 사실", "What do you know about me?", "Tell me everything you know about the user"):
+        assert is_profile_request(k.tokens(q)), q
+    for q in ("What is the user's job?", "음식 알레르기 있어?", "Tell me about Caroline", ""):
+        assert not is_profile_request(k.tokens(q)), q
+    ident = profile_score("identity", 0.8, 1.0, is_fact=True)
+    assert ident > profile_score("observation", 0.8, 1.0, is_fact=True) > profile_score("observation", 0.8, 1.0, is_fact=False)
+    assert profile_score("identity", 0.8, 0.2, is_fact=True) < ident
