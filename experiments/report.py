@@ -48,6 +48,8 @@ def summary_lines(experiment: str, provider: str, dataset: str, rec: dict[str, A
     elif experiment == "locomo":
         ks = sorted({int(k.split("@")[1]) for k in m if k.startswith("all/turn_recall@")})
         out.append(f"questions={m.get('n_queries')} (skipped without evidence: {m.get('skipped_no_evidence')})")
+        if "gated_turn_share" in m:
+            out.append(f"not stored (gate): {m['gated_turn_share']:.2%} of turns, {m['gated_evidence_share']:.2%} of evidence turns")
         out.append("group                 " + "".join(f" tR@{k:<4}" for k in ks) + "".join(f" tHit@{k:<3}" for k in ks) + "".join(f" sR@{k:<4}" for k in ks))
         for g in sorted({k.split("/")[0] for k in m if "/turn_recall@" in k}, key=lambda g: (g != "all", g)):
             out.append(f"{g:<22}" + "".join(f" {m[f'{g}/turn_recall@{k}']:.3f} " for k in ks)

@@ -19,7 +19,7 @@ import pytest
 from naia_memory.cognition.bm25 import BM25Index, idf
 from naia_memory.cognition.graph import EntityGraph, spreading_activation
 from naia_memory.cognition.mmr import mmr
-from naia_memory.cognition.rrf import rrf
+from naia_memory.recall.fusion import fuse
 from naia_memory.records import MemoryRecord
 from naia_memory.contract import MemoryKind
 from naia_memory.stores.cache import RecordCache
@@ -119,8 +119,9 @@ def naive_rrf(runs, k=60):
 
 @pytest.mark.benchmark(group="rrf of 3 x 50")
 def test_bench_rrf(benchmark):
-    got = benchmark(rrf, RUNS)
-    assert [d for d, _ in got] == [d for d, _ in naive_rrf(RUNS)]
+    runs = {f"run{i}": r for i, r in enumerate(RUNS)}
+    got = benchmark(fuse, runs, method="rrf")
+    assert sorted(got, key=lambda d: (-got[d], d)) == [d for d, _ in naive_rrf(RUNS)]
 
 
 @pytest.mark.benchmark(group="rrf of 3 x 50")

@@ -11,7 +11,7 @@ from naia_memory.cognition.bm25 import BM25Index, bm25_term, idf
 from naia_memory.cognition.decay import DecayParams, decay_rate, recall_boost, retention, should_archive
 from naia_memory.cognition.graph import EntityGraph, spreading_activation
 from naia_memory.cognition.mmr import mmr
-from naia_memory.cognition.rrf import rrf
+from naia_memory.recall.fusion import rrf_fusion
 
 
 # ---------------------------------------------------------------- importance
@@ -112,14 +112,12 @@ def test_bm25_remove_and_allowed():
 
 # ---------------------------------------------------------------- RRF
 def test_rrf_hand_computed_with_ties_and_weights():
-    fused = rrf([[("a", 9), ("b", 8), ("c", 7)], [("b", 1.0), ("a", 0.5)]], k=60)
-    assert [d for d, _ in fused] == ["a", "b", "c"]  # a and b tie; broken by id
-    assert fused[0][1] == pytest.approx(1 / 61 + 1 / 62)
-    assert fused[2][1] == pytest.approx(1 / 63)
-    w = rrf([[("a", 1)], [("b", 1)]], k=60, weights=[1.0, 2.0])
-    assert w[0] == ("b", pytest.approx(2 / 61))
-    with pytest.raises(ValueError):
-        rrf([[("a", 1)]], weights=[1.0, 2.0])
+    fused = rrf_fusion({"r1": [("a", 9), ("b", 8), ("c", 7)], "r2": [("b", 1.0), ("a", 0.5)]}, {}, k=60)
+    best = 2 / 61  # rank 1 in both runs: rescaled to 1
+    assert fused["a"] == pytest.approx((1 / 61 + 1 / 62) / best) == fused["b"]
+    assert fused["c"] == pytest.approx((1 / 63) / best)
+    w = rrf_fusion({"x": [("a", 1)], "y": [("b", 1)]}, {"x": 1.0, "y": 2.0}, k=60)
+    assert w["b"] == pytest.approx(2 / 3) and w["a"] == pytest.approx(1 / 3)
 
 
 # ---------------------------------------------------------------- MMR

@@ -12,7 +12,9 @@ list of distinct turns is cut at k.
 - hit@k = 1 if any evidence turn is among the first k turns
 - session level: the same over distinct sessions (turn D3:5 -> session 3)
 Questions whose evidence is empty (after dropping ids of turns that do not
-exist) are counted and left out. The LoCoMo paper's DRAGON retriever is the
+exist) are counted and left out. ``gated_turn_share`` and
+``gated_evidence_share`` say how many turns, and how many evidence turns,
+the provider declined to store (naia's importance gate). The LoCoMo paper's DRAGON retriever is the
 reference row: turn-level R@5 56.7, R@10 66.2, R@25 76.7, R@50 82.7
 (Maharana et al. 2024, Table 3).
 """
@@ -65,6 +67,7 @@ def run_locomo(
     skipped = 0
     t_encode = t_recall = 0.0
     n_turns = 0
+    gated: set[str] = set()  # turns the provider declined to store (the importance gate)
     for sample in samples:
         provider = make_provider()
         try:
@@ -73,11 +76,13 @@ def run_locomo(
                     if not turn.text:
                         continue
                     t = time.perf_counter()
-                    provider.encode(content=f"{turn.speaker}: {turn.text}", role=Role.USER, session=f"S{sess.n}",
-                                    now=sess.date + timedelta(seconds=i),
-                                    metadata={"source_id": turn.dia_id, "subject": turn.speaker})
+                    res = provider.encode(content=f"{turn.speaker}: {turn.text}", role=Role.USER, session=f"S{sess.n}",
+                                          now=sess.date + timedelta(seconds=i),
+                                          metadata={"source_id": turn.dia_id, "subject": turn.speaker})
                     t_encode += time.perf_counter() - t
                     n_turns += 1
+                    if not res.stored:
+                        gated.add(f"{sample.sample_id}#{turn.dia_id}")
                 provider.consolidate(now=sess.date + timedelta(seconds=len(sess.turns) + 1))
             ask_at = sample.sessions[-1].date + timedelta(days=1)
             for qi, qa in enumerate(sample.qa):
@@ -99,6 +104,9 @@ def run_locomo(
             progress(1)
     metrics = score_locomo(queries, top_ks)
     metrics["skipped_no_evidence"] = skipped
+    evidence = {f"{q['sample']}#{e}" for q in queries for e in q["evidence"]}
+    metrics["gated_turn_share"] = len(gated) / max(1, n_turns)
+    metrics["gated_evidence_share"] = len(evidence & gated) / max(1, len(evidence))
     timings = {"encode_s": t_encode, "recall_s": t_recall, "turns": n_turns, "queries": len(queries),
                "encode_ms_per_turn": 1e3 * t_encode / max(1, n_turns), "recall_ms_per_query": 1e3 * t_recall / max(1, len(queries))}
     return {"metrics": metrics, "queries": queries, "timings": timings}
