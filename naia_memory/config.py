@@ -26,6 +26,7 @@ class EngineConfig:
     graph: bool = False  # measured on LoCoMo and AIHub-141: adds nothing (README, ablation)
     speaker: bool = True
     attribute: bool = True  # "What is the user's job?" prefers facts filed under job (recall/signals.py)
+    time: bool = True  # "in December 2023" prefers memories from then (recall/when.py)
     question: bool = True  # a memory that asks ranks below one that states (recall/signals.py)
     profile: bool = True  # "everything about the user" is served from current facts (recall/profile.py)
     decay: bool = True
@@ -44,6 +45,8 @@ class EngineConfig:
     graph_hops: int = 2
     speaker_weight: float = 0.1  # relevance bonus for turns of a speaker the query names
     question_weight: float = 0.3  # relevance discount for memories that are questions
+    time_weight: float = 0.2  # relevance bonus for memories stored in a window the query names
+    time_grace_days: float = 7.0  # events are told in the days after they happen
     attribute_weight: float = 0.3  # relevance bonus for facts of an attribute the query names ("job")
     mmr_lambda: float = 0.7
     min_strength: float = 0.0
@@ -57,7 +60,7 @@ class EngineConfig:
     importance: ImportanceConfig = field(default_factory=ImportanceConfig)
     decay_params: DecayParams = field(default_factory=DecayParams)
 
-    SWITCHES = ("gate", "consolidation", "context", "vector", "bm25", "graph", "speaker", "attribute", "question", "profile", "decay", "strengthen",
+    SWITCHES = ("gate", "consolidation", "context", "vector", "bm25", "graph", "speaker", "attribute", "time", "question", "profile", "decay", "strengthen",
                 "recall_faded", "collapse", "mmr", "reranker")
 
     @classmethod

@@ -87,3 +87,22 @@ def test_without_collapse_the_fact_and_its_turn_take_two_slots(make_system, t0):
     res = m.recall(query="Any food allergies?", top_k=5, now=t0 + timedelta(hours=1))
     texts = [h.content for h in res.hits]
     assert len(texts) != len(set(texts))
+
+
+def test_profile_request_is_served_from_current_facts(make_system, t0):
+    m = make_system()
+    _replay(m, "ko", t0)
+    res = m.recall(query="사용자에 대해 알고 있는 모든 사실", top_k=10, now=t0 + timedelta(hours=1))
+    assert res.timings_ms.get("profile") == 1.0
+    kinds = [h.kind.value for h in res.hits]
+    assert kinds and kinds[0] == "fact" and all(h.metadata["role"] == "user" for h in res.hits)
+    # identity facts (the job) come before passing observations (a visit next month)
+    order = [h.content for h in res.hits]
+    job = next(i for i, c in enumerate(order) if "프리랜서" in c)
+    visit = next(i for i, c in enumerate(order) if "마야" in c)
+    assert job < visit
+    _no_sentence_twice(res)
+    # with the switch off the same query is a similarity search
+    m2 = make_system(path=m.store.path + ".2.json", profile=False)
+    _replay(m2, "ko", t0)
+    assert "profile" not in m2.recall(query="사용자에 대해 알고 있는 모든 사실", top_k=10, now=t0 + timedelta(hours=1)).timings_ms

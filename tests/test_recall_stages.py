@@ -97,3 +97,21 @@ def test_profile_requests_are_recognised_and_scored_by_class():
     ident = profile_score("identity", 0.8, 1.0, is_fact=True)
     assert ident > profile_score("observation", 0.8, 1.0, is_fact=True) > profile_score("observation", 0.8, 1.0, is_fact=False)
     assert profile_score("identity", 0.8, 0.2, is_fact=True) < ident
+
+
+def test_named_dates_become_windows_with_grace():
+    from datetime import datetime, timezone
+
+    from naia_memory.recall.when import in_windows, named_windows
+
+    w = named_windows("Who did Maria have dinner with on May 3, 2023?")
+    assert len(w) == 1 and w[0][0] == datetime(2023, 5, 3, tzinfo=timezone.utc)
+    assert in_windows(datetime(2023, 5, 4, 10, tzinfo=timezone.utc), w)  # told the next day
+    assert not in_windows(datetime(2023, 5, 2, tzinfo=timezone.utc), w)
+    dec = named_windows("What did Maria donate in December 2023?")
+    assert dec[0][0] == datetime(2023, 12, 1, tzinfo=timezone.utc) and in_windows(datetime(2024, 1, 5, tzinfo=timezone.utc), dec)
+    assert named_windows("What kind of painting did Caroline share on 13 October, 2023?")[0][0].day == 13
+    ko = named_windows("2023년 5월에 뭐 했어?")
+    assert ko[0][0] == datetime(2023, 5, 1, tzinfo=timezone.utc)
+    assert len(named_windows("How many times has Melanie gone to the beach in 2023?")) == 1
+    assert named_windows("What did Caroline paint?") == [] and named_windows("May I ask something?") == []

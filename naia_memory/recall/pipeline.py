@@ -29,6 +29,7 @@ from .collapse import collapse
 from .fusion import DECIMALS, fuse
 from .profile import is_profile_request, profile_score
 from .signals import asks, named_attributes, named_speakers
+from .when import in_windows, named_windows
 
 
 def speaker_of(r: MemoryRecord) -> str | None:
@@ -92,6 +93,11 @@ class RecallPipeline:
             attrs = named_attributes(q_tokens, self.tokenizer)
             if attrs:
                 rel = {i: s * (1.0 + cfg.attribute_weight) if recs[i].kind is MemoryKind.FACT and recs[i].attribute in attrs else s
+                       for i, s in rel.items()}
+        if cfg.time and cfg.time_weight:
+            windows = named_windows(query, cfg.time_grace_days)
+            if windows:
+                rel = {i: s * (1.0 + cfg.time_weight) if in_windows(recs[i].valid_from or recs[i].created_at, windows) else s
                        for i, s in rel.items()}
         if cfg.question and cfg.question_weight:
             rel = {i: s * (1.0 - cfg.question_weight) if asks(recs[i].content) else s for i, s in rel.items()}

@@ -1,0 +1,70 @@
+"""Dates a question names, as time windows to match memories against.
+
+"What did Maria donate in December 2023?", "Who did Maria have dinner with
+on May 3, 2023?", "2023년 5월에 뭐 했어?": the memory that answers was
+stored during that window or shortly after it (people tell of an event in
+the days that follow: "yesterday I had dinner with ..."), so the window
+runs from the named day, month or year to ``grace`` days after its end.
+Only absolute dates are read; relative ones ("last year") need the
+question's own time and are left to the text match.
+"""
+from __future__ import annotations
+
+import calendar
+import re
+from datetime import datetime, timedelta, timezone
+
+MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
+MONTHS.update({m.lower(): i for i, m in enumerate(calendar.month_abbr) if m})
+_MON = "|".join(sorted(MONTHS, key=len, reverse=True))
+_EN_MDY = re.compile(rf"\b({_MON})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.I)  # May 3, 2023
+_EN_DMY = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MON})\.?,?\s+(\d{{4}})\b", re.I)  # 3 May, 2023
+_EN_MY = re.compile(rf"\b({_MON})\.?,?\s+(\d{{4}})\b", re.I)  # December 2023
+_KO_YMD = re.compile(r"(\d{4})\s*년\s*(\d{1,2})\s*월(?:\s*(\d{1,2})\s*일)?")
+_YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})(?!\d)")
+
+Window = tuple[datetime, datetime]
+
+
+def _day(y: int, m: int, d: int) -> Window | None:
+    try:
+        start = datetime(y, m, d, tzinfo=timezone.utc)
+    except ValueError:
+        return None
+    return start, start + timedelta(days=1)
+
+
+def _month(y: int, m: int) -> Window:
+    start = datetime(y, m, 1, tzinfo=timezone.utc)
+    return start, datetime(y + (m == 12), m % 12 + 1, 1, tzinfo=timezone.utc)
+
+
+def named_windows(query: str, grace_days: float = 7.0) -> list[Window]:
+    """Time windows (UTC, end exclusive, grace added) for the dates a query names."""
+    out: list[Window] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(span: tuple[int, int], w: Window | None) -> None:
+        if w is None or any(a <= span[0] < b or a < span[1] <= b for a, b in taken):
+            return
+        taken.append(span)
+        out.append((w[0], w[1] + timedelta(days=grace_days)))
+
+    for m in _EN_MDY.finditer(query):
+        add(m.span(), _day(int(m.group(3)), MONTHS[m.group(1).lower()], int(m.group(2))))
+    for m in _EN_DMY.finditer(query):
+        add(m.span(), _day(int(m.group(3)), MONTHS[m.group(2).lower()], int(m.group(1))))
+    for m in _KO_YMD.finditer(query):
+        y, mo = int(m.group(1)), int(m.group(2))
+        if 1 <= mo <= 12:
+            add(m.span(), _day(y, mo, int(m.group(3))) if m.group(3) else _month(y, mo))
+    for m in _EN_MY.finditer(query):
+        add(m.span(), _month(int(m.group(2)), MONTHS[m.group(1).lower()]))
+    for m in _YEAR.finditer(query):
+        y = int(m.group(1))
+        add(m.span(), (datetime(y, 1, 1, tzinfo=timezone.utc), datetime(y + 1, 1, 1, tzinfo=timezone.utc)))
+    return out
+
+
+def in_windows(ts: datetime, windows: list[Window]) -> bool:
+    return any(a <= ts < b for a, b in windows)
