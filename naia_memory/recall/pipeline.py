@@ -85,47 +85,11 @@ class RecallPipeline:
                    method=cfg.fusion, rrf_k=cfg.rrf_k)
         recs = {i: self.store.get(i) for i in rel}
         # 3. query-side signals (relevance, not cognition)
-        if cfg.speaker and cfg.speaker_weight:
-            named = named_speakers(query, {s for r in recs.values() if (s := speaker_of(r))})
-            if named:
-                rel = {i: s * (1.0 + cfg.speaker_weight) if speaker_of(recs[i]) in named else s for i, s in rel.items()}
-        if cfg.attribute and cfg.attribute_weight:
-            attrs = named_attributes(q_tokens, self.tokenizer)
-            if attrs:
-                rel = {i: s * (1.0 + cfg.attribute_weight) if recs[i].kind is MemoryKind.FACT and recs[i].attribute in attrs else s
-                       for i, s in rel.items()}
-        if cfg.time and cfg.time_weight:
-            windows = named_windows(query, cfg.time_grace_days)
-            if windows:
-                rel = {i: s * (1.0 + cfg.time_weight) if in_windows(recs[i].valid_from or recs[i].created_at, windows) else s
-                       for i, s in rel.items()}
-        if cfg.question and cfg.question_weight:
-            rel = {i: s * (1.0 - cfg.question_weight) if asks(recs[i].content) else s for i, s in rel.items()}
+        rel = self._signals(query, q_tokens, rel, recs)
         # 4. cognitive adjustment, bounded
-        w = self.weights()
-        adjusted: dict[str, float] = {}
-        for i, s in rel.items():
-            r = recs[i]
-            strength = retention(r.memory_class, r.importance, r.recall_count, r.last_accessed, now, cfg.decay_params)
-            if strength < cfg.min_strength:
-                continue
-            sig = Signals(strength=strength, recall_count=r.recall_count, faded=r.status == ARCHIVED,
-                          stale="stale_fact" in r.metadata, assistant=r.role == "assistant")
-            adjusted[i] = s * adjustment(sig, w, decay=cfg.decay, strengthen=cfg.strengthen)
-        # 5. one slot per source; an episode whose fact was superseded is
-        #    answered by the fact that replaced it (what is true now)
-        prov = {i: list(r.provenance) for i, r in recs.items() if i in adjusted and r.kind is MemoryKind.FACT}
-        if cfg.collapse and flt.valid_at is None:
-            for i in [i for i in adjusted if "stale_fact" in recs[i].metadata]:
-                head = self._current_successor(recs[i].metadata["stale_fact"], flt)
-                if head is not None:
-                    recs.setdefault(head.id, head)
-                    adjusted[head.id] = max(adjusted.get(head.id, 0.0), rel[i])
-                    prov.setdefault(head.id, list(head.provenance)).append(i)
-        scored = _rank(adjusted)
-        if cfg.collapse:
-            scored = collapse(scored, prov, {i: recs[i].content for i, _ in scored})
-        scored = scored[: cfg.candidate_k]
+        adjusted = self._adjust(rel, recs, now)
+        # 5. one slot per source
+        scored = self._one_slot_per_source(rel, adjusted, recs, flt)[: cfg.candidate_k]
         # 6. rerank (no-op unless a reranker is injected)
         if cfg.reranker:
             scored = self.reranker.rerank(query, [(i, recs[i].content, s) for i, s in scored])
@@ -141,6 +105,62 @@ class RecallPipeline:
             final = scored[:top_k]
         timings["search_ms"] = (time.perf_counter() - t1) * 1e3
         return [(recs[i], s) for i, s in final], timings
+
+    def _signals(self, query: str, q_tokens: list[str], rel: dict[str, float],
+                 recs: dict[str, MemoryRecord]) -> dict[str, float]:
+        """Speaker, attribute and date the query names; memories that only ask."""
+        cfg = self.config
+
+        def boost(keep, factor: float) -> dict[str, float]:
+            return {i: s * factor if keep(recs[i]) else s for i, s in rel.items()}
+
+        if cfg.speaker and cfg.speaker_weight:
+            named = named_speakers(query, {s for r in recs.values() if (s := speaker_of(r))})
+            if named:
+                rel = boost(lambda r: speaker_of(r) in named, 1.0 + cfg.speaker_weight)
+        if cfg.attribute and cfg.attribute_weight:
+            attrs = named_attributes(q_tokens, self.tokenizer)
+            if attrs:
+                rel = boost(lambda r: r.kind is MemoryKind.FACT and r.attribute in attrs, 1.0 + cfg.attribute_weight)
+        if cfg.time and cfg.time_weight:
+            windows = named_windows(query, cfg.time_grace_days)
+            if windows:
+                rel = boost(lambda r: in_windows(r.valid_from or r.created_at, windows), 1.0 + cfg.time_weight)
+        if cfg.question and cfg.question_weight:
+            rel = boost(lambda r: asks(r.content), 1.0 - cfg.question_weight)
+        return rel
+
+    def _adjust(self, rel: dict[str, float], recs: dict[str, MemoryRecord], now: datetime) -> dict[str, float]:
+        cfg = self.config
+        w = self.weights()
+        adjusted: dict[str, float] = {}
+        for i, s in rel.items():
+            r = recs[i]
+            strength = retention(r.memory_class, r.importance, r.recall_count, r.last_accessed, now, cfg.decay_params)
+            if strength < cfg.min_strength:
+                continue
+            sig = Signals(strength=strength, recall_count=r.recall_count, faded=r.status == ARCHIVED,
+                          stale="stale_fact" in r.metadata, assistant=r.role == "assistant")
+            adjusted[i] = s * adjustment(sig, w, decay=cfg.decay, strengthen=cfg.strengthen)
+        return adjusted
+
+    def _one_slot_per_source(self, rel: dict[str, float], adjusted: dict[str, float], recs: dict[str, MemoryRecord],
+                             flt: RecordFilter) -> list[tuple[str, float]]:
+        """A fact stands for its turns; a turn whose fact was superseded is
+        answered by the fact that replaced it (what is true now)."""
+        if not self.config.collapse:
+            return _rank(adjusted)
+        adjusted = dict(adjusted)
+        prov = {i: list(r.provenance) for i, r in recs.items() if i in adjusted and r.kind is MemoryKind.FACT}
+        if flt.valid_at is None:
+            for i in [i for i in adjusted if "stale_fact" in recs[i].metadata]:
+                head = self._current_successor(recs[i].metadata["stale_fact"], flt)
+                if head is not None:
+                    recs.setdefault(head.id, head)
+                    adjusted[head.id] = max(adjusted.get(head.id, 0.0), rel[i])
+                    prov.setdefault(head.id, list(head.provenance)).append(i)
+        ranked = _rank(adjusted)
+        return collapse(ranked, prov, {i: recs[i].content for i, _ in ranked})
 
     def _profile(self, top_k: int, flt: RecordFilter, now: datetime, timings: dict[str, float],
                  t1: float) -> tuple[list[tuple[MemoryRecord, float]], dict[str, float]]:
