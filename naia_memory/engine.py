@@ -89,7 +89,8 @@ class MemorySystem:
         self._closed = False
         store.bind_embedder(embedder.name, embedder.dim)
         self._entity_index: dict[str, set[str]] = {}
-        self._last_turn: dict[tuple[str, str], str] = {}  # (project, session) -> the turn before, gated or not
+        self._last_turn: dict[tuple[str, str], str] = {}
+        self._labels: dict[str, list[str]] = {}  # attribute -> its label tokens  # (project, session) -> the turn before, gated or not
         self.pipeline = RecallPipeline(store=store, embedder=embedder, tokenizer=self.tokenizer, config=self.config,
                                        reranker=self.reranker, entity_index=lambda e: self._entity_index.get(e, set()))
         self._id_counter = sum(1 for _ in store.records())
@@ -253,7 +254,7 @@ class MemorySystem:
             distance = round(float(1.0 - sims.max()), 6)
         negated = contradiction.is_negated(cand.content)
         for f in active:
-            if _jaccard(tokens, self.tokenizer.tokens(f.content)) >= self.config.dedup_jaccard and contradiction.is_negated(f.content) == negated:
+            if _jaccard(tokens, self._content_tokens(f)) >= self.config.dedup_jaccard and contradiction.is_negated(f.content) == negated:
                 self._add_provenance(f, ep, now)
                 return Decision(DecisionOp.NOOP, cand.content, None, f.id, distance, "near-duplicate", now, (ep.id,))
         attr = contradiction.attribute(cand.attribute) if cand.attribute else None
@@ -296,7 +297,18 @@ class MemorySystem:
         return Decision(DecisionOp.ADD, cand.content, fact.id, verdict.target_id, distance, verdict.reason, now, (ep.id,))
 
     def _label_tokens(self, attr: contradiction.Attribute | None) -> list[str]:
-        return self.tokenizer.tokens(" ".join(attr.labels)) if attr is not None else []
+        if attr is None:
+            return []
+        if attr.name not in self._labels:
+            self._labels[attr.name] = self.tokenizer.tokens(" ".join(attr.labels))
+        return self._labels[attr.name]
+
+    def _content_tokens(self, fact: MemoryRecord) -> list[str]:
+        """A fact's own tokens, without the attribute labels indexed with it."""
+        if not fact.attribute:
+            return fact.tokens
+        labels = self._label_tokens(contradiction.attribute(fact.attribute))
+        return fact.tokens[: len(fact.tokens) - len(labels)] if fact.tokens[len(fact.tokens) - len(labels):] == labels else fact.tokens
 
     def _add_provenance(self, fact: MemoryRecord, ep: MemoryRecord, now: datetime) -> None:
         fact.provenance = sorted(set(fact.provenance) | {ep.id})

@@ -155,3 +155,23 @@ def test_graph_reinforce_only_existing_edges_and_roundtrip():
     assert ("라면", "회사") not in g.edges and ("친구", "회사") not in g.edges
     assert EntityGraph.from_json(g.to_json()).edges == g.edges
     assert g.neighbors("라면")[0] == ("친구", pytest.approx(1.1))
+
+
+def test_mmr_matrix_matches_the_reference_mmr():
+    import numpy as np
+
+    from naia_memory.cognition.mmr import mmr, mmr_matrix
+
+    rng = np.random.default_rng(3)
+    v = rng.normal(size=(40, 16))
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    v[7] = v[3]  # an exact duplicate, and tied relevance, to exercise tie-breaks
+    cands = [(f"d{i:02d}", float(s)) for i, s in enumerate(np.round(rng.uniform(size=40), 2))]
+    cands[7] = ("d07", cands[3][1])
+    cands.sort(key=lambda kv: (-kv[1], kv[0]))
+    order = {d: n for n, (d, _) in enumerate(cands)}
+    mat = np.array([[float(v[int(a[1:])] @ v[int(b[1:])]) for b, _ in cands] for a, _ in cands])
+    ref = mmr(cands, lambda a, b: mat[order[a], order[b]], 15, 0.7)
+    got = mmr_matrix(cands, mat, 15, 0.7)
+    assert [d for d, _ in got] == [d for d, _ in ref]
+    assert [s for _, s in got] == pytest.approx([s for _, s in ref])

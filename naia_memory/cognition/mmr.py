@@ -34,3 +34,30 @@ def mmr(
         selected.append((best, best_val))
         remaining.remove(best)
     return selected
+
+
+def mmr_matrix(candidates: Sequence[tuple[str, float]], sim: "np.ndarray", k: int, lam: float = 0.7) -> list[tuple[str, float]]:
+    """``mmr`` over a precomputed similarity matrix (row i = candidates[i]):
+    the same picks and scores, with the redundancy term kept as a running
+    maximum in numpy instead of re-scanning the selected set per candidate."""
+    import numpy as np
+
+    if not candidates:
+        return []
+    ids = [d for d, _ in candidates]
+    rel = np.array([s for _, s in candidates], dtype=np.float64)
+    lo, hi = rel.min(), rel.max()
+    norm = (rel - lo) / (hi - lo) if hi > lo else np.ones_like(rel)
+    redundancy = np.zeros(len(ids))  # nothing selected yet: no redundancy
+    free = np.ones(len(ids), dtype=bool)
+    selected: list[tuple[str, float]] = []
+    while free.any() and len(selected) < k:
+        vals = np.where(free, lam * norm - (1.0 - lam) * redundancy, -np.inf)
+        best_val = vals.max()
+        ties = np.flatnonzero(vals == best_val)
+        j = min(ties, key=lambda t: ids[t])
+        selected.append((ids[j], float(best_val)))
+        free[j] = False
+        row = np.asarray(sim[j], dtype=np.float64)
+        redundancy = row if len(selected) == 1 else np.maximum(redundancy, row)
+    return selected

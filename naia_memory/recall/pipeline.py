@@ -16,7 +16,7 @@ from typing import Callable, Mapping
 
 from ..cognition.decay import retention
 from ..cognition.graph import spreading_activation
-from ..cognition.mmr import mmr
+from ..cognition.mmr import mmr_matrix
 from ..cognition.rerank import Reranker
 from ..cognition.tokenize import Tokenizer
 from ..config import EngineConfig
@@ -95,12 +95,9 @@ class RecallPipeline:
             scored = self.reranker.rerank(query, [(i, recs[i].content, s) for i, s in scored])
         # 7. diversify on relevance
         if cfg.mmr and len(scored) > 1:
-            ids = [i for i, _ in scored]
-            emb = self.store.embeddings(ids)
-            sim = emb @ emb.T
-            pos = {i: n for n, i in enumerate(ids)}
+            emb = self.store.embeddings([i for i, _ in scored])
             # a hit's score is then its marginal relevance at selection (never rises down the list)
-            final = mmr(scored, lambda a, b: float(sim[pos[a], pos[b]]), top_k, cfg.mmr_lambda)
+            final = mmr_matrix(scored, emb @ emb.T, top_k, cfg.mmr_lambda)
         else:
             final = scored[:top_k]
         timings["search_ms"] = (time.perf_counter() - t1) * 1e3
