@@ -95,7 +95,12 @@ def test_profile_request_is_served_from_current_facts(make_system, t0):
     res = m.recall(query="사용자에 대해 알고 있는 모든 사실", top_k=10, now=t0 + timedelta(hours=1))
     assert res.timings_ms.get("profile") == 1.0
     kinds = [h.kind.value for h in res.hits]
-    assert kinds and kinds[0] == "fact" and all(h.metadata["role"] == "user" for h in res.hits)
+    assert kinds and kinds[0] == "fact"
+    # every current fact comes before anything the similarity tail adds (the assistant's turn)
+    n_facts = len(m.facts())
+    assert kinds[:n_facts] == ["fact"] * n_facts
+    assert all(h.metadata["role"] == "user" for h in res.hits[:n_facts])
+    assert [h.score for h in res.hits] == sorted((h.score for h in res.hits), reverse=True)
     # identity facts (the job) come before passing observations (a visit next month)
     order = [h.content for h in res.hits]
     job = next(i for i, c in enumerate(order) if "프리랜서" in c)

@@ -38,6 +38,19 @@ def speaker_of(r: MemoryRecord) -> str | None:
     return str(s) if s else None
 
 
+def _after(head: list[tuple[MemoryRecord, float]], tail: list[tuple[MemoryRecord, float]],
+           top_k: int) -> list[tuple[MemoryRecord, float]]:
+    """A profile's facts, then similarity hits they do not already cover,
+    scaled to rank below the last fact (scores keep falling down the list)."""
+    covered = {r.id for r, _ in head} | {p for r, _ in head for p in r.provenance}
+    rest = [(r, s) for r, s in tail if r.id not in covered and not (set(r.provenance) & covered)]
+    if not head or not rest:
+        return (head + rest)[:top_k]
+    floor, top = head[-1][1], max(s for _, s in rest)
+    scale = min(1.0, 0.999 * floor / top) if top > 0 else 1.0
+    return (head + [(r, s * scale) for r, s in rest])[:top_k]
+
+
 def _rank(scores: Mapping[str, float]) -> list[tuple[str, float]]:
     return sorted(((i, round(s, DECIMALS)) for i, s in scores.items()), key=lambda kv: (-kv[1], kv[0]))
 
@@ -71,7 +84,19 @@ class RecallPipeline:
             cand_flt = replace(flt, statuses=(ACTIVE, ARCHIVED))  # faded, not gone: a strong cue still reaches it
         q_tokens = self.tokenizer.tokens(query)
         if cfg.profile and is_profile_request(q_tokens):
-            return self._profile(top_k, flt, now, timings, t1)
+            head, timings = self._profile(top_k, flt, now, timings, t1)
+            if len(head) >= top_k:
+                return head, timings
+            tail = self._search(query, q_tokens, q_vec, top_k, flt, cand_flt, now)
+            return _after(head, tail, top_k), timings
+        final = self._search(query, q_tokens, q_vec, top_k, flt, cand_flt, now)
+        timings["search_ms"] = (time.perf_counter() - t1) * 1e3
+        return final, timings
+
+    def _search(self, query: str, q_tokens: list[str], q_vec, top_k: int, flt: RecordFilter, cand_flt: RecordFilter,
+                now: datetime) -> list[tuple[MemoryRecord, float]]:
+        """Candidates -> fusion -> signals -> adjustment -> one slot per source -> rerank -> MMR."""
+        cfg = self.config
         # 1. candidates
         runs: dict[str, list[tuple[str, float]]] = {}
         if cfg.vector:
@@ -100,8 +125,7 @@ class RecallPipeline:
             final = mmr_matrix(scored, emb @ emb.T, top_k, cfg.mmr_lambda)
         else:
             final = scored[:top_k]
-        timings["search_ms"] = (time.perf_counter() - t1) * 1e3
-        return [(recs[i], s) for i, s in final], timings
+        return [(recs[i], s) for i, s in final]
 
     def _signals(self, query: str, q_tokens: list[str], rel: dict[str, float],
                  recs: dict[str, MemoryRecord]) -> dict[str, float]:
