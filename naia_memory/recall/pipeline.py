@@ -87,7 +87,8 @@ class RecallPipeline:
             head, timings = self._profile(top_k, flt, now, timings, t1)
             if len(head) >= top_k:
                 return head, timings
-            tail = self._search(query, q_tokens, q_vec, top_k, flt, cand_flt, now)
+            # ask for enough that what the facts already cover can be skipped
+            tail = self._search(query, q_tokens, q_vec, max(top_k + len(head), cfg.candidate_k), flt, cand_flt, now)
             return _after(head, tail, top_k), timings
         final = self._search(query, q_tokens, q_vec, top_k, flt, cand_flt, now)
         timings["search_ms"] = (time.perf_counter() - t1) * 1e3
@@ -205,12 +206,16 @@ class RecallPipeline:
         return [(recs[i], s) for i, s in ranked[:top_k]], timings
 
     def _current_successor(self, fact_id: str, flt: RecordFilter) -> MemoryRecord | None:
-        """The active end of a supersede chain, if the filter allows it."""
+        """What answers now for a retired fact: the active end of its supersede
+        chain, or, when the chain ended in a deletion ("I quit my job"), the
+        turn that deleted it; None if the filter allows neither."""
         seen: set[str] = set()
         r = self.store.get(fact_id)
         while r is not None and r.status != ACTIVE and r.superseded_by and r.id not in seen:
             seen.add(r.id)
             r = self.store.get(r.superseded_by)
+        if r is not None and r.status != ACTIVE and not r.superseded_by:
+            r = self.store.get(r.metadata.get("superseded_by_episode") or "")
         return r if r is not None and r.status == ACTIVE and flt.matches(r) else None
 
     def _graph_run(self, query: str, flt: RecordFilter) -> list[tuple[str, float]]:
