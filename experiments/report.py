@@ -317,7 +317,8 @@ def plots(fr: Frames, out_dir: Path) -> list[Path]:
             plt.close(fig)
             continue
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
+        if ax.get_legend_handles_labels()[0]:  # one provider's ablation has nothing to tell apart
+            ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
         fig.tight_layout()
         p = out_dir / f"{exp}-{ds}.png"
         fig.savefig(p, dpi=110)
