@@ -8,7 +8,7 @@ import pytest
 
 from naia_memory.cognition import importance as imp
 from naia_memory.cognition.bm25 import BM25Index, bm25_term, idf
-from naia_memory.cognition.decay import DecayParams, decay_rate, recall_boost, retention, should_archive
+from naia_memory.cognition.decay import DecayParams, decay_rate, retention, should_archive
 from naia_memory.cognition.graph import EntityGraph, spreading_activation
 from naia_memory.cognition.mmr import mmr
 from naia_memory.recall.fusion import rrf_fusion
@@ -67,14 +67,6 @@ def test_retention_hand_computed(t0):
     assert retention("observation", 0.0, 3, t0, later) == pytest.approx(math.exp(-10 * lam))
     assert retention("permanent", 0.0, 0, t0, t0 + timedelta(days=10_000)) == 1.0
     assert retention("observation", 0.0, 0, later, t0) == 1.0  # access after now: no negative time
-
-
-def test_recall_boost_is_capped_at_two():
-    assert recall_boost(0) == 1.0
-    p = DecayParams()
-    assert recall_boost(3) == pytest.approx(1 + p.boost_per_log_recall * math.log(4))
-    assert recall_boost(259, DecayParams(boost_per_log_recall=0.25)) == 2.0  # the reference's runaway case
-    assert recall_boost(10**6, DecayParams(boost_cap=1.5)) == 1.5
 
 
 def test_archive_threshold_and_unknown_class():

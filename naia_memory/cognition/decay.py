@@ -4,9 +4,10 @@ Retention follows the exponential form HGVM uses,
 ``strength = exp(-lambda * days_since_access)`` (HGVM, "Active Forgetting"),
 with Ebbinghaus' reading of ``1/lambda`` as stability. Stability grows with
 importance and with each recall (spacing effect), so what is important or used
-fades slower. The recall boost used in ranking is capped at 2.0: the reference
-system found a fact recalled 259 times winning every query without a cap.
-The per-class rates below are ours (HGVM names the classes, not the rates).
+fades slower. How much use may move a ranking is recall/adjust.py's business
+(a bounded nudge: the reference system found an unbounded boost letting a fact
+recalled 259 times win every query). The per-class rates below are ours (HGVM
+names the classes, not the rates).
 """
 from __future__ import annotations
 
@@ -32,8 +33,6 @@ CLASS_DECAY_RATE: dict[str, float] = {
 class DecayParams:
     importance_slowdown: float = 1.0  # stability *= 1 + slowdown * importance
     recall_stability_gain: float = 0.5  # stability *= 1 + gain * ln(1 + recalls)
-    boost_per_log_recall: float = 0.05  # RRF scores sit close together: a gentle slope
-    boost_cap: float = 2.0
     archive_threshold: float = 0.05
 
 
@@ -66,11 +65,6 @@ def retention(
     """Strength in [0, 1] at ``now``: exp(-lambda_eff * days since last access)."""
     lam = decay_rate(memory_class, importance, recall_count, params)
     return math.exp(-lam * days_between(last_accessed, now))
-
-
-def recall_boost(recall_count: int, params: DecayParams = DecayParams()) -> float:
-    """Ranking multiplier for use: 1 + a*ln(1+n), never above the cap."""
-    return min(params.boost_cap, 1.0 + params.boost_per_log_recall * math.log1p(max(0, recall_count)))
 
 
 def should_archive(strength: float, memory_class: str, params: DecayParams = DecayParams()) -> bool:
