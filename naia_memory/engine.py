@@ -39,6 +39,7 @@ from .llm.contradiction_filter import ContradictionFilter, FactView, HeuristicCo
 from .llm.extractor import LLMFactExtractor, UnparseableAnswer
 from .recall.context import carried_context, index_text
 from .recall.pipeline import RecallPipeline
+from .recall.signals import label_tokens
 from .validate import check_content, check_query, role_name
 from .records import ACTIVE, ARCHIVED, SUPERSEDED, MemoryRecord, content_id, ensure_aware
 from .stores.port import RecordFilter, StoragePort
@@ -89,8 +90,7 @@ class MemorySystem:
         self._closed = False
         store.bind_embedder(embedder.name, embedder.dim)
         self._entity_index: dict[str, set[str]] = {}
-        self._last_turn: dict[tuple[str, str], str] = {}
-        self._labels: dict[str, list[str]] = {}  # attribute -> its label tokens  # (project, session) -> the turn before, gated or not
+        self._last_turn: dict[tuple[str, str], str] = {}  # (project, session) -> the turn before, gated or not
         self.pipeline = RecallPipeline(store=store, embedder=embedder, tokenizer=self.tokenizer, config=self.config,
                                        reranker=self.reranker, entity_index=lambda e: self._entity_index.get(e, set()))
         self._id_counter = sum(1 for _ in store.records())
@@ -297,18 +297,13 @@ class MemorySystem:
         return Decision(DecisionOp.ADD, cand.content, fact.id, verdict.target_id, distance, verdict.reason, now, (ep.id,))
 
     def _label_tokens(self, attr: contradiction.Attribute | None) -> list[str]:
-        if attr is None:
-            return []
-        if attr.name not in self._labels:
-            self._labels[attr.name] = self.tokenizer.tokens(" ".join(attr.labels))
-        return self._labels[attr.name]
+        return list(label_tokens(attr.name, self.tokenizer)) if attr is not None else []
 
     def _content_tokens(self, fact: MemoryRecord) -> list[str]:
-        """A fact's own tokens, without the attribute labels indexed with it."""
-        if not fact.attribute:
-            return fact.tokens
-        labels = self._label_tokens(contradiction.attribute(fact.attribute))
-        return fact.tokens[: len(fact.tokens) - len(labels)] if fact.tokens[len(fact.tokens) - len(labels):] == labels else fact.tokens
+        """A fact's own tokens, without the attribute labels appended to them for
+        indexing (facts written before labels existed have none to strip)."""
+        labels = list(label_tokens(fact.attribute, self.tokenizer)) if fact.attribute else []
+        return fact.tokens[: -len(labels)] if labels and fact.tokens[-len(labels):] == labels else fact.tokens
 
     def _add_provenance(self, fact: MemoryRecord, ep: MemoryRecord, now: datetime) -> None:
         fact.provenance = sorted(set(fact.provenance) | {ep.id})
@@ -432,8 +427,8 @@ class MemorySystem:
             if old.status != ACTIVE:
                 raise ValueError(f"{memory_id} is {old.status}; edit the current version")
             attr = contradiction.attribute(old.attribute) if old.kind is MemoryKind.FACT and old.attribute else None
-            label_tokens = self._label_tokens(attr)
-            new = replace(old, id=self._new_id(old.id.split("_")[0], content, now, old.project), content=content, tokens=self.tokenizer.tokens(content) + label_tokens,
+            labels = self._label_tokens(attr)
+            new = replace(old, id=self._new_id(old.id.split("_")[0], content, now, old.project), content=content, tokens=self.tokenizer.tokens(content) + labels,
                           entities=sorted(set(self.tokenizer.nouns(content))), created_at=now, updated_at=now,
                           valid_from=now, valid_to=None, supersedes=old.id, superseded_by=None, recall_count=0,
                           metadata={**old.metadata, "edited_by_user": True})

@@ -52,13 +52,14 @@ def named_attributes(query_tokens: Iterable[str], tokenizer: Tokenizer) -> set[s
     A fact filed under the attribute a question names is its direct answer,
     whatever words the fact itself uses ("I'm freelancing as a UX designer")."""
     q = set(query_tokens)
-    return {a.name for a in ATTRIBUTES if q & set(_label_tokens(a.name, tokenizer))}
+    return {a.name for a in ATTRIBUTES if q & set(label_tokens(a.name, tokenizer))}
 
 
 _LABEL_CACHE: dict[tuple[str, str], tuple[str, ...]] = {}
 
 
-def _label_tokens(name: str, tokenizer: Tokenizer) -> tuple[str, ...]:
+def label_tokens(name: str, tokenizer: Tokenizer) -> tuple[str, ...]:
+    """The tokens of an attribute's labels: indexed with each of its facts, matched against queries."""
     key = (name, getattr(tokenizer, "name", type(tokenizer).__name__))
     if key not in _LABEL_CACHE:
         from ..cognition.contradiction import attribute
