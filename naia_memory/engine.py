@@ -353,7 +353,7 @@ class MemorySystem:
             self._check_open()
             ranked, timings = self.pipeline.run(query, top_k, flt, now)
             hits = []
-            for r, s in ranked:
+            for r, s, members in ranked:
                 if strengthen:
                     r.recall_count += 1
                     r.last_accessed = now
@@ -363,7 +363,7 @@ class MemorySystem:
                     self.store.update(r)
                     if self.config.graph and r.kind is MemoryKind.FACT:
                         self.store.graph.reinforce(r.entities)
-                hits.append(_hit(r, s))
+                hits.append(_hit(r, s, members))
             if strengthen and hits:
                 self._commit()
             return RecallResult(query=query, hits=tuple(hits), timings_ms=timings)
@@ -558,14 +558,19 @@ def _source_ids(r: MemoryRecord) -> list[str]:
     return [str(sid)] if sid is not None else list(r.metadata.get("source_ids", []))
 
 
-def _hit(r: MemoryRecord, score: float) -> RecallHit:
+def _hit(r: MemoryRecord, score: float, members: Sequence[MemoryRecord] = ()) -> RecallHit:
+    """``members``: what the hit stands for in a recall (a fact's folded turns,
+    a superseded turn it now answers); their ids follow the hit's own in
+    ``source_ids`` and are listed in ``covers``."""
+    sources = list(dict.fromkeys([*_source_ids(r), *(sid for m in members for sid in _source_ids(m))]))
     return RecallHit(
         id=r.id, kind=r.kind, content=r.content, score=float(score), created_at=r.created_at, updated_at=r.updated_at,
         provenance=tuple(r.provenance),
         metadata=MappingProxyType({"status": r.status, "role": r.role, "session": r.session, "project": r.project, "attribute": r.attribute,
                   "memory_class": r.memory_class, "recall_count": r.recall_count, "valid_from": r.valid_from,
                   "valid_to": r.valid_to, "supersedes": r.supersedes, "superseded_by": r.superseded_by,
-                  "subject": r.metadata.get("subject", "user"), "source_ids": tuple(_source_ids(r))}),
+                  "subject": r.metadata.get("subject", "user"), "source_ids": tuple(sources),
+                  "covers": tuple(m.id for m in members)}),
     )
 
 

@@ -111,3 +111,23 @@ def test_profile_request_is_served_from_current_facts(make_system, t0):
     m2 = make_system(path=m.store.path + ".2.json", profile=False)
     _replay(m2, "ko", t0)
     assert "profile" not in m2.recall(query="사용자에 대해 알고 있는 모든 사실", top_k=10, now=t0 + timedelta(hours=1)).timings_ms
+
+
+def test_a_superseded_turn_stays_among_the_sources_of_what_replaced_it(make_system, t0):
+    """History is not hidden: the old job's turn is folded into the current
+    job's fact, and still reported as one of its sources ("Where did Dana
+    work before?" is answered by that turn)."""
+    m = make_system()
+    turns = [("user", "I work as a nurse at the city hospital."), ("user", "I'm allergic to peanuts."),
+             ("user", "I quit the hospital, I work as a teacher now.")]
+    ids = [m.encode(content=text, role=role, session="s1", now=t0 + timedelta(minutes=i), metadata={"source_id": f"T{i}"}).id
+           for i, (role, text) in enumerate(turns)]
+    m.consolidate(now=t0 + timedelta(minutes=10))
+    assert [f for f in m.facts(include_inactive=True) if f.metadata["status"] == "superseded"], "the job change superseded nothing"
+    res = m.recall(query="Did Dana ever work as a nurse at a hospital?", top_k=5, now=t0 + timedelta(hours=1))
+    by_source = {sid: h for h in res.hits for sid in h.metadata["source_ids"]}
+    assert "T0" in by_source, [(h.content, h.metadata["source_ids"]) for h in res.hits]
+    holder = by_source["T0"]
+    assert holder.id != ids[0] and "teacher" in holder.content  # what is true now answers ...
+    assert ids[0] in holder.metadata["covers"]  # ... and the old turn is among what it stands for
+    _no_sentence_twice(res)

@@ -5,7 +5,7 @@ import pytest
 
 from naia_memory.cognition.tokenize import WhitespaceTokenizer
 from naia_memory.recall.adjust import AdjustWeights, Signals, adjustment, use_signal
-from naia_memory.recall.collapse import collapse
+from naia_memory.recall.collapse import collapse, collapse_groups
 from naia_memory.recall.context import carried_context, index_text
 from naia_memory.recall.fusion import fuse, scale
 from naia_memory.recall.profile import is_profile_request, profile_score
@@ -63,6 +63,9 @@ def test_collapse_one_slot_per_source_and_no_repeated_sentence():
     scored = [("ep1", 0.9), ("fact1", 0.8), ("ep2", 0.7), ("ep3", 0.6), ("ep3b", 0.5)]
     out = collapse(scored, {"fact1": ["ep1"]}, {"ep1": "I like tea", "fact1": "I like tea", "ep2": "x", "ep3": "Same", "ep3b": "same "})
     assert out == [("fact1", 0.9), ("ep2", 0.7), ("ep3", 0.6)]
+    # what each head stands for is kept, best first: the folded turn, the repeated sentence
+    groups = collapse_groups(scored, {"fact1": ["ep1"]}, {"ep1": "I like tea", "fact1": "I like tea", "ep2": "x", "ep3": "Same", "ep3b": "same "})
+    assert groups == [("fact1", 0.9, ("ep1",)), ("ep2", 0.7, ()), ("ep3", 0.6, ("ep3b",))]
 
 
 def test_context_only_for_answers_and_short_replies():

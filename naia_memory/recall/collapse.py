@@ -4,17 +4,28 @@ A consolidated fact repeats what its source turn said; returning both spends
 two of k slots on one sentence. The fact stands for the group (its text, its
 source turns as provenance) with the best score of the group; an episode
 whose facts did not make the candidate list stays on its own.
+
+What a head stands for is kept: each result lists the memories folded into
+it, best first, so the turns a fact absorbed (and a turn whose sentence an
+earlier hit already said) are still reported as its sources. Dropping them
+hid history: "When did Jon lose his job as a banker?" is answered by the
+turn where he said so, which the fact "Jon opened a dance studio" had
+superseded and absorbed.
 """
 from __future__ import annotations
 
 from typing import Iterable, Mapping, Sequence
 
+Group = tuple[str, float, tuple[str, ...]]
 
-def collapse(scored: Sequence[tuple[str, float]], provenance: Mapping[str, Iterable[str]],
-             texts: Mapping[str, str] | None = None) -> list[tuple[str, float]]:
+
+def collapse_groups(scored: Sequence[tuple[str, float]], provenance: Mapping[str, Iterable[str]],
+                    texts: Mapping[str, str] | None = None) -> list[Group]:
     """``scored`` is ranked (id, score); ``provenance`` maps a fact id to its
-    source episode ids. Also drops later items whose text repeats an earlier
-    one exactly (``texts``), so no sentence appears twice."""
+    source episode ids. Returns (head, score, members): members are the other
+    candidates the head stands for, in ranking order. A later item whose text
+    repeats an earlier head's exactly (``texts``) becomes a member of it, so
+    no sentence appears twice."""
     owner: dict[str, str] = {}
     best: dict[str, float] = {}
     for rid, s in scored:
@@ -24,15 +35,25 @@ def collapse(scored: Sequence[tuple[str, float]], provenance: Mapping[str, Itera
                 owner[src] = rid
                 best[rid] = max(best.get(rid, float("-inf")), s)
     group_score: dict[str, float] = {}
+    members: dict[str, list[str]] = {}
     for rid, s in scored:
         head = owner.get(rid, rid)
         group_score[head] = max(group_score.get(head, float("-inf")), s)
-    seen_text: set[str] = set()
-    out: list[tuple[str, float]] = []
+        if head != rid:
+            members.setdefault(head, []).append(rid)
+    by_text: dict[str, int] = {}
+    out: list[list] = []
     for head, s in sorted(group_score.items(), key=lambda kv: (-kv[1], kv[0])):
-        key = " ".join((texts or {}).get(head, head).split()).lower() if texts else head
-        if key in seen_text:
+        key = " ".join(texts.get(head, head).split()).lower() if texts else head
+        if key in by_text:
+            out[by_text[key]][2].extend([head, *members.get(head, ())])
             continue
-        seen_text.add(key)
-        out.append((head, s))
-    return out
+        by_text[key] = len(out)
+        out.append([head, s, list(members.get(head, ()))])
+    return [(h, s, tuple(dict.fromkeys(m))) for h, s, m in out]
+
+
+def collapse(scored: Sequence[tuple[str, float]], provenance: Mapping[str, Iterable[str]],
+             texts: Mapping[str, str] | None = None) -> list[tuple[str, float]]:
+    """``collapse_groups`` without the members: the ranked heads."""
+    return [(h, s) for h, s, _ in collapse_groups(scored, provenance, texts)]

@@ -25,7 +25,7 @@ from ..embedders.base import Embedder
 from ..records import ACTIVE, ARCHIVED, MemoryRecord
 from ..stores.port import RecordFilter, StoragePort
 from .adjust import AdjustWeights, Signals, adjustment
-from .collapse import collapse
+from .collapse import collapse_groups
 from .fusion import DECIMALS, fuse
 from .profile import is_profile_request, profile_score
 from .signals import asks, named_attributes, named_speakers
@@ -38,17 +38,20 @@ def speaker_of(r: MemoryRecord) -> str | None:
     return str(s) if s else None
 
 
-def _after(head: list[tuple[MemoryRecord, float]], tail: list[tuple[MemoryRecord, float]],
-           top_k: int) -> list[tuple[MemoryRecord, float]]:
+# a ranked result: the record, its score, and the memories it stands for (best first)
+Ranked = tuple[MemoryRecord, float, tuple[MemoryRecord, ...]]
+
+
+def _after(head: list[Ranked], tail: list[Ranked], top_k: int) -> list[Ranked]:
     """A profile's facts, then similarity hits they do not already cover,
     scaled to rank below the last fact (scores keep falling down the list)."""
-    covered = {r.id for r, _ in head} | {p for r, _ in head for p in r.provenance}
-    rest = [(r, s) for r, s in tail if r.id not in covered and not (set(r.provenance) & covered)]
+    covered = {r.id for r, _, _ in head} | {p for r, _, _ in head for p in r.provenance} | {m.id for _, _, ms in head for m in ms}
+    rest = [h for h in tail if h[0].id not in covered and not (set(h[0].provenance) & covered)]
     if not head or not rest:
         return (head + rest)[:top_k]
-    floor, top = head[-1][1], max(s for _, s in rest)
+    floor, top = head[-1][1], max(s for _, s, _ in rest)
     scale = min(1.0, 0.999 * floor / top) if top > 0 else 1.0
-    return (head + [(r, s * scale) for r, s in rest])[:top_k]
+    return (head + [(r, s * scale, ms) for r, s, ms in rest])[:top_k]
 
 
 def _rank(scores: Mapping[str, float]) -> list[tuple[str, float]]:
@@ -70,7 +73,7 @@ class RecallPipeline:
         return AdjustWeights(decay=c.decay_weight, use=c.strengthen_weight, faded=c.faded_weight,
                              assistant=c.assistant_weight, max_adjust=c.max_adjust, stale_factor=c.stale_episode_weight)
 
-    def run(self, query: str, top_k: int, flt: RecordFilter, now: datetime) -> tuple[list[tuple[MemoryRecord, float]], dict[str, float]]:
+    def run(self, query: str, top_k: int, flt: RecordFilter, now: datetime) -> tuple[list[Ranked], dict[str, float]]:
         cfg = self.config
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
@@ -95,7 +98,7 @@ class RecallPipeline:
         return final, timings
 
     def _search(self, query: str, q_tokens: list[str], q_vec, top_k: int, flt: RecordFilter, cand_flt: RecordFilter,
-                now: datetime) -> list[tuple[MemoryRecord, float]]:
+                now: datetime) -> list[Ranked]:
         """Candidates -> fusion -> signals -> adjustment -> one slot per source -> rerank -> MMR."""
         cfg = self.config
         # 1. candidates
@@ -115,7 +118,9 @@ class RecallPipeline:
         # 4. cognitive adjustment, bounded
         adjusted = self._adjust(rel, recs, now)
         # 5. one slot per source
-        scored = self._one_slot_per_source(rel, adjusted, recs, flt)[: cfg.candidate_k]
+        groups = self._one_slot_per_source(rel, adjusted, recs, flt)[: cfg.candidate_k]
+        members = {h: m for h, _, m in groups}
+        scored = [(h, s) for h, s, _ in groups]
         # 6. rerank (no-op unless a reranker is injected)
         if cfg.reranker:
             scored = self.reranker.rerank(query, [(i, recs[i].content, s) for i, s in scored])
@@ -126,7 +131,7 @@ class RecallPipeline:
             final = mmr_matrix(scored, emb @ emb.T, top_k, cfg.mmr_lambda)
         else:
             final = scored[:top_k]
-        return [(recs[i], s) for i, s in final]
+        return [(recs[i], s, tuple(recs[m] for m in members.get(i, ()))) for i, s in final]
 
     def _signals(self, query: str, q_tokens: list[str], rel: dict[str, float],
                  recs: dict[str, MemoryRecord]) -> dict[str, float]:
@@ -167,11 +172,12 @@ class RecallPipeline:
         return adjusted
 
     def _one_slot_per_source(self, rel: dict[str, float], adjusted: dict[str, float], recs: dict[str, MemoryRecord],
-                             flt: RecordFilter) -> list[tuple[str, float]]:
+                             flt: RecordFilter) -> list[tuple[str, float, tuple[str, ...]]]:
         """A fact stands for its turns; a turn whose fact was superseded is
-        answered by the fact that replaced it (what is true now)."""
+        answered by the fact that replaced it (what is true now), and stays
+        listed among that fact's sources (what was said then)."""
         if not self.config.collapse:
-            return _rank(adjusted)
+            return [(i, s, ()) for i, s in _rank(adjusted)]
         adjusted = dict(adjusted)
         prov = {i: list(r.provenance) for i, r in recs.items() if i in adjusted and r.kind is MemoryKind.FACT}
         if flt.valid_at is None:
@@ -182,10 +188,10 @@ class RecallPipeline:
                     adjusted[head.id] = max(adjusted.get(head.id, 0.0), rel[i])
                     prov.setdefault(head.id, list(head.provenance)).append(i)
         ranked = _rank(adjusted)
-        return collapse(ranked, prov, {i: recs[i].content for i, _ in ranked})
+        return collapse_groups(ranked, prov, {i: recs[i].content for i, _ in ranked})
 
     def _profile(self, top_k: int, flt: RecordFilter, now: datetime, timings: dict[str, float],
-                 t1: float) -> tuple[list[tuple[MemoryRecord, float]], dict[str, float]]:
+                 t1: float) -> tuple[list[Ranked], dict[str, float]]:
         """What is known about the user: current facts first, then uncovered user turns."""
         cfg = self.config
         kinds = flt.kinds or (MemoryKind.FACT, MemoryKind.EPISODE)
@@ -200,10 +206,12 @@ class RecallPipeline:
         ranked = _rank(scored)
         if cfg.collapse:
             prov = {i: recs[i].provenance for i, _ in ranked if recs[i].kind is MemoryKind.FACT}
-            ranked = collapse(ranked, prov, {i: recs[i].content for i, _ in ranked})
+            groups = collapse_groups(ranked, prov, {i: recs[i].content for i, _ in ranked})
+        else:
+            groups = [(i, s, ()) for i, s in ranked]
         timings["search_ms"] = (time.perf_counter() - t1) * 1e3
         timings["profile"] = 1.0
-        return [(recs[i], s) for i, s in ranked[:top_k]], timings
+        return [(recs[i], s, tuple(recs[m] for m in ms)) for i, s, ms in groups[:top_k]], timings
 
     def _current_successor(self, fact_id: str, flt: RecordFilter) -> MemoryRecord | None:
         """What answers now for a retired fact: the active end of its supersede
@@ -232,4 +240,4 @@ class RecallPipeline:
         return sorted(allowed, key=lambda kv: (-kv[1], kv[0]))[: self.config.candidate_k]
 
 
-__all__ = ["RecallPipeline", "speaker_of"]
+__all__ = ["Ranked", "RecallPipeline", "speaker_of"]
