@@ -38,6 +38,8 @@ from .embedders.base import Embedder, EmbedderError
 from .llm.contradiction_filter import ContradictionFilter, FactView, HeuristicContradictionFilter
 from .llm.extractor import LLMFactExtractor, UnparseableAnswer
 from .recall.context import carried_context, index_text
+from .recall.relative_time import to_json
+from .recall.when import event_windows
 from .recall.pipeline import RecallPipeline
 from .recall.signals import label_tokens
 from .validate import check_content, check_query, role_name
@@ -173,6 +175,9 @@ class MemorySystem:
             md = {"importance": score.combined, "cues": list(score.cues), **dict(metadata or {})}
             if context:
                 md["context"] = context
+            when = event_windows(body, now)
+            if when:  # "yesterday", said on 8 May: the event was on 7 May
+                md["when"] = to_json(when)
             rec = MemoryRecord(
                 id=self._new_id("ep", content, now, project), kind=MemoryKind.EPISODE, content=content, created_at=now, updated_at=now,
                 last_accessed=now, project=project, session=session, role=role_s,
@@ -283,6 +288,9 @@ class MemorySystem:
             metadata={"values": sorted(values), "extractor": getattr(self.fact_extractor, "name", "heuristic"),
                       "subject": subject, "source_ids": _source_ids(ep)},
         )
+        when = event_windows(cand.content, ep.created_at)  # resolved against when it was said, not now
+        if when:
+            fact.metadata["when"] = to_json(when)
         if verdict.op == "refine":
             fact.metadata["refines"] = verdict.target_id
         self.store.put(fact, vec)
@@ -570,7 +578,7 @@ def _hit(r: MemoryRecord, score: float, members: Sequence[MemoryRecord] = ()) ->
                   "memory_class": r.memory_class, "recall_count": r.recall_count, "valid_from": r.valid_from,
                   "valid_to": r.valid_to, "supersedes": r.supersedes, "superseded_by": r.superseded_by,
                   "subject": r.metadata.get("subject", "user"), "source_ids": tuple(sources),
-                  "covers": tuple(m.id for m in members)}),
+                  "covers": tuple(m.id for m in members), "when": tuple(tuple(w) for w in r.metadata.get("when", ()))}),
     )
 
 

@@ -118,3 +118,57 @@ def test_named_dates_become_windows_with_grace():
     assert ko[0][0] == datetime(2023, 5, 1, tzinfo=timezone.utc)
     assert len(named_windows("How many times has Melanie gone to the beach in 2023?")) == 1
     assert named_windows("What did Caroline paint?") == [] and named_windows("May I ask something?") == []
+
+
+@pytest.mark.parametrize("text,said,want", [
+    ("I went to a support group yesterday", (2023, 5, 8), [((2023, 5, 7), (2023, 5, 8))]),
+    ("last week I went hiking", (2023, 5, 8), [((2023, 5, 1), (2023, 5, 8))]),  # Monday-start ISO weeks
+    ("I painted that last weekend", (2023, 5, 10), [((2023, 5, 6), (2023, 5, 8))]),
+    ("Two weeks ago I adopted a puppy", (2023, 5, 20), [((2023, 5, 3), (2023, 5, 10))]),
+    ("last Friday I ran 10k", (2023, 5, 8), [((2023, 5, 5), (2023, 5, 6))]),
+    ("어제 친구 만났어", (2023, 5, 8), [((2023, 5, 7), (2023, 5, 8))]),
+    ("지난달에 이사했어", (2023, 1, 15), [((2022, 12, 1), (2023, 1, 1))]),  # across a year boundary
+    ("작년에 결혼했어", (2023, 5, 8), [((2022, 1, 1), (2023, 1, 1))]),
+    ("3일 전에 다쳤어", (2023, 5, 8), [((2023, 5, 5), (2023, 5, 6))]),
+    ("지난 주말에 캠핑 갔어", (2023, 5, 8), [((2023, 5, 6), (2023, 5, 8))]),
+    ("다음 달에 언니가 와", (2023, 12, 3), [((2024, 1, 1), (2024, 2, 1))]),
+    ("I met her a few days ago", (2023, 5, 8), [((2023, 5, 2), (2023, 5, 8))]),
+    ("I've been painting a lot recently", (2023, 5, 8), []),  # vague: no window
+    ("요즘 도시락 싸 다녀", (2023, 5, 8), []),
+])
+def test_relative_time_expressions_resolve_against_when_they_were_said(text, said, want):
+    from datetime import datetime, timezone
+
+    from naia_memory.recall.relative_time import relative_windows
+
+    def d(t):
+        return datetime(*t, tzinfo=timezone.utc)
+
+    assert relative_windows(text, d(said) .replace(hour=14)) == [(d(a), d(b)) for a, b in want]
+
+
+def test_a_memory_told_weeks_later_matches_the_date_it_tells_of(make_system, tmp_path):
+    """"Two weeks ago I adopted a puppy", said on 20 May, is about the week of
+    3 May: a question naming 6 May finds it although it was stored two weeks
+    after (outside the 7-day grace), and the hit carries the resolved window."""
+    from datetime import datetime, timedelta, timezone
+
+    told = datetime(2023, 5, 20, 18, tzinfo=timezone.utc)
+    # long enough that none is indexed with the turn before it (recall/context.py)
+    turns = ["I cooked pasta with my roommate tonight and we talked for hours.",
+             "Two weeks ago I adopted a puppy named Max from the shelter.",
+             "Last month I adopted a kitten named Luna from the animal shelter downtown."]
+    q = "What pet did I adopt on May 6, 2023?"
+    ratio = {}
+    for on in (True, False):
+        m = make_system(time=on, path=None if on else tmp_path / "off.json")
+        for i, t in enumerate(turns):
+            m.encode(content=t, role="user", session="s", now=told + timedelta(minutes=i))
+        hits = m.recall(query=q, top_k=3, now=told + timedelta(days=1)).hits
+        score = {("puppy" if "puppy" in h.content else "kitten" if "kitten" in h.content else "other"): h.score for h in hits}
+        ratio[on] = score["puppy"] / score["kitten"]
+        if on:
+            assert "puppy" in hits[0].content, [h.content for h in hits]
+            puppy = hits[0]
+            assert puppy.metadata["when"][0][0].startswith("2023-05-03")
+    assert ratio[True] > ratio[False]  # the switch is what moved it

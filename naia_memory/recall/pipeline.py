@@ -29,7 +29,8 @@ from .collapse import collapse_groups
 from .fusion import DECIMALS, fuse
 from .profile import is_profile_request, profile_score
 from .signals import asks, named_attributes, named_speakers
-from .when import in_windows, named_windows
+from .relative_time import from_json, relative_windows
+from .when import date_windows, matches_time
 
 
 def speaker_of(r: MemoryRecord) -> str | None:
@@ -114,7 +115,7 @@ class RecallPipeline:
                    method=cfg.fusion, rrf_k=cfg.rrf_k)
         recs = {i: self.store.get(i) for i in rel}
         # 3. query-side signals (relevance, not cognition)
-        rel = self._signals(query, q_tokens, rel, recs)
+        rel = self._signals(query, q_tokens, rel, recs, now)
         # 4. cognitive adjustment, bounded
         adjusted = self._adjust(rel, recs, now)
         # 5. one slot per source
@@ -134,7 +135,7 @@ class RecallPipeline:
         return [(recs[i], s, tuple(recs[m] for m in members.get(i, ()))) for i, s in final]
 
     def _signals(self, query: str, q_tokens: list[str], rel: dict[str, float],
-                 recs: dict[str, MemoryRecord]) -> dict[str, float]:
+                 recs: dict[str, MemoryRecord], now: datetime) -> dict[str, float]:
         """Speaker, attribute and date the query names; memories that only ask."""
         cfg = self.config
 
@@ -150,9 +151,10 @@ class RecallPipeline:
             if attrs:
                 rel = boost(lambda r: r.kind is MemoryKind.FACT and r.attribute in attrs, 1.0 + cfg.attribute_weight)
         if cfg.time and cfg.time_weight:
-            windows = named_windows(query, cfg.time_grace_days)
-            if windows:
-                rel = boost(lambda r: in_windows(r.valid_from or r.created_at, windows), 1.0 + cfg.time_weight)
+            asked = date_windows(query) + relative_windows(query, now)
+            if asked:
+                rel = boost(lambda r: matches_time(r.valid_from or r.created_at, from_json(r.metadata.get("when")), asked,
+                                                   cfg.time_grace_days), 1.0 + cfg.time_weight)
         if cfg.question and cfg.question_weight:
             rel = boost(lambda r: asks(r.content), 1.0 - cfg.question_weight)
         return rel

@@ -5,8 +5,10 @@ on May 3, 2023?", "2023년 5월에 뭐 했어?": the memory that answers was
 stored during that window or shortly after it (people tell of an event in
 the days that follow: "yesterday I had dinner with ..."), so the window
 runs from the named day, month or year to ``grace`` days after its end.
-Only absolute dates are read; relative ones ("last year") need the
-question's own time and are left to the text match.
+Relative expressions ("last week", "지난달") are read by
+``relative_time`` against the moment they were said: for a question, when it
+is asked; for a memory, when it was stored (kept in ``metadata["when"]``, see
+``event_windows``).
 """
 from __future__ import annotations
 
@@ -41,6 +43,11 @@ def _month(y: int, m: int) -> Window:
 
 def named_windows(query: str, grace_days: float = 7.0) -> list[Window]:
     """Time windows (UTC, end exclusive, grace added) for the dates a query names."""
+    return [(a, b + timedelta(days=grace_days)) for a, b in date_windows(query)]
+
+
+def date_windows(query: str) -> list[Window]:
+    """Time windows (UTC, end exclusive) for the absolute dates a text names."""
     out: list[Window] = []
     taken: list[tuple[int, int]] = []
 
@@ -48,7 +55,7 @@ def named_windows(query: str, grace_days: float = 7.0) -> list[Window]:
         if w is None or any(a <= span[0] < b or a < span[1] <= b for a, b in taken):
             return
         taken.append(span)
-        out.append((w[0], w[1] + timedelta(days=grace_days)))
+        out.append(w)
 
     for m in _EN_MDY.finditer(query):
         add(m.span(), _day(int(m.group(3)), MONTHS[m.group(1).lower()], int(m.group(2))))
@@ -68,3 +75,19 @@ def named_windows(query: str, grace_days: float = 7.0) -> list[Window]:
 
 def in_windows(ts: datetime, windows: list[Window]) -> bool:
     return any(a <= ts < b for a, b in windows)
+
+
+def event_windows(text: str, said_at: datetime) -> list[Window]:
+    """When what a text tells happened: the dates it names and its relative
+    expressions resolved against ``said_at`` (kept with a memory at encode)."""
+    from .relative_time import relative_windows
+
+    return list(dict.fromkeys(date_windows(text) + relative_windows(text, said_at)))
+
+
+def matches_time(told_at: datetime, events: list[Window], asked: list[Window], grace_days: float) -> bool:
+    """A memory fits the windows a question names when it was told during one
+    (or within ``grace_days`` after it), or tells of an event inside one."""
+    if in_windows(told_at, [(a, b + timedelta(days=grace_days)) for a, b in asked]):
+        return True
+    return any(e[0] < q[1] and q[0] < e[1] for e in events for q in asked)

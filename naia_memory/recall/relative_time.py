@@ -1,0 +1,172 @@
+"""Relative time expressions resolved against when they were said.
+
+"I went to a support group yesterday", said on 8 May 2023, is about 7 May;
+"지난달에 이사했어", said in June, is about May. A memory keeps those windows
+(``metadata["when"]``, set at encode from the turn's own time), so "What did
+Caroline do on May 7, 2023?" can match the turn told a day later, and a
+question with its own relative expression ("what did I do last week?") is
+resolved against the moment it is asked.
+
+Only expressions with a fixed calendar reading are resolved: day words
+(yesterday, 어제, 그저께), named weeks, weekends, months and years relative to
+now (last week, 지난주, 지난달, 작년, next month), "N days/weeks/months/years
+ago" (N일/주/달/개월/년 전) and a past weekday (last Friday, 지난 금요일).
+Vague ones ("recently", "요즘", "a while ago") have no window and are left to
+the text match. Windows are UTC, end exclusive, a calendar week starts on
+Monday (ISO 8601).
+"""
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+
+Window = tuple[datetime, datetime]
+
+_NUM_EN = {"one": 1, "a": 1, "an": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+           "eight": 8, "nine": 9, "ten": 10, "couple of": 2, "few": 3}
+_NUM_KO = {"한": 1, "두": 2, "세": 3, "네": 4, "다섯": 5, "여섯": 6, "일곱": 7, "여덟": 8, "아홉": 9, "열": 10, "몇": 3}
+_WEEKDAYS_EN = {d: i for i, d in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))}
+_WEEKDAYS_KO = {d: i for i, d in enumerate(("월요일", "화요일", "수요일", "목요일", "금요일", "토요일", "일요일"))}
+
+
+def _day0(t: datetime) -> datetime:
+    t = t.astimezone(timezone.utc) if t.tzinfo else t.replace(tzinfo=timezone.utc)
+    return t.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _days(start: datetime, n: int) -> Window:
+    return start, start + timedelta(days=n)
+
+
+def _month(y: int, m: int, shift: int = 0) -> Window:
+    idx = y * 12 + (m - 1) + shift
+    y0, m0 = divmod(idx, 12)
+    y1, m1 = divmod(idx + 1, 12)
+    return datetime(y0, m0 + 1, 1, tzinfo=timezone.utc), datetime(y1, m1 + 1, 1, tzinfo=timezone.utc)
+
+
+def _year(y: int) -> Window:
+    return datetime(y, 1, 1, tzinfo=timezone.utc), datetime(y + 1, 1, 1, tzinfo=timezone.utc)
+
+
+def _week(day: datetime, shift: int) -> Window:
+    monday = day - timedelta(days=day.weekday()) + timedelta(weeks=shift)
+    return _days(monday, 7)
+
+
+def _weekend(day: datetime, shift: int) -> Window:
+    """-1: the Saturday-Sunday before this week's; 0: this week's; +1: the coming one."""
+    saturday = day - timedelta(days=day.weekday()) + timedelta(days=5)
+    if shift < 0 or (shift > 0 and day.weekday() >= 5):
+        saturday += timedelta(weeks=shift)
+    return _days(saturday, 2)
+
+
+def _past_weekday(day: datetime, wd: int) -> Window:
+    back = (day.weekday() - wd) % 7 or 7
+    return _days(day - timedelta(days=back), 1)
+
+
+def _ago(day: datetime, n: int, unit: str, vague: bool = False) -> Window:
+    if vague:  # "a few days ago", "몇 주 전": somewhere in the last 2n units
+        span = {"day": 1, "week": 7, "month": 30, "year": 365}[unit] * n
+        return day - timedelta(days=2 * span), day
+    if unit == "day":
+        return _days(day - timedelta(days=n), 1)
+    if unit == "week":  # "two weeks ago": that week, give or take
+        return _days(day - timedelta(days=7 * n + 3), 7)
+    if unit == "month":
+        return _month(day.year, day.month, -n)
+    return _year(day.year - n)
+
+
+_UNIT_EN = {"day": "day", "week": "week", "month": "month", "year": "year"}
+_UNIT_KO = {"일": "day", "주": "week", "주일": "week", "달": "month", "개월": "month", "년": "year"}
+
+_EN = re.compile(
+    r"\b(?:(?P<dby>the\s+day\s+before\s+yesterday)|(?P<yday>yesterday|last\s+night)"
+    r"|(?P<today>today|tonight|this\s+(?:morning|afternoon|evening))|(?P<tmr>tomorrow)"
+    r"|(?P<rel>last|this|next|past)\s+(?P<span>week(?:end)?|month|year)"
+    r"|(?:(?P<n>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple\s+of|few)\s+(?P<unit>day|week|month|year)s?\s+ago)"
+    r"|(?:last|this\s+past)\s+(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b",
+    re.I)
+_KO = re.compile(
+    r"(?P<dby>그저께|그제|엊그제)|(?P<yday>어제|어젯밤)|(?P<today>오늘)|(?P<tmr>내일)"
+    r"|(?P<rel>지난|저번|이번|다음)\s*(?P<span>주말|주|달)"
+    r"|(?P<lastmonth>지난달|저번달)|(?P<lastyear>작년|지난해)|(?P<thisyear>올해)|(?P<nextyear>내년)"
+    r"|(?:(?P<n>\d+|한|두|세|네|다섯|여섯|일곱|여덟|아홉|열|몇)\s*(?P<unit>주일|일|주|달|개월|년)\s*(?:전|前))"
+    r"|(?:지난|저번)\s*(?P<wd>월요일|화요일|수요일|목요일|금요일|토요일|일요일)")
+
+
+def _span(day: datetime, rel: str, span: str) -> Window:
+    shift = {"last": -1, "past": -1, "지난": -1, "저번": -1, "this": 0, "이번": 0, "next": 1, "다음": 1}[rel.lower()]
+    span = span.lower()
+    if span in ("week", "주"):
+        return _week(day, shift)
+    if span in ("weekend", "주말"):
+        return _weekend(day, shift)
+    if span in ("month", "달"):
+        return _month(day.year, day.month, shift)
+    return _year(day.year + shift)
+
+
+def relative_windows(text: str, said_at: datetime) -> list[Window]:
+    """Windows for the relative time expressions in ``text``, read as said at ``said_at``."""
+    day = _day0(said_at)
+    out: list[Window] = []
+    for m in _EN.finditer(text):
+        g = m.groupdict()
+        if g["dby"]:
+            out.append(_days(day - timedelta(days=2), 1))
+        elif g["yday"]:
+            out.append(_days(day - timedelta(days=1), 1))
+        elif g["today"]:
+            out.append(_days(day, 1))
+        elif g["tmr"]:
+            out.append(_days(day + timedelta(days=1), 1))
+        elif g["rel"]:
+            out.append(_span(day, g["rel"], g["span"]))
+        elif g["unit"]:
+            n = g["n"].lower()
+            n = re.sub(r"\s+", " ", n)
+            out.append(_ago(day, int(n) if n.isdigit() else _NUM_EN[n], _UNIT_EN[g["unit"].lower()], vague=n in ("few", "couple of")))
+        elif g["wd"]:
+            out.append(_past_weekday(day, _WEEKDAYS_EN[g["wd"].lower()]))
+    for m in _KO.finditer(text):
+        g = m.groupdict()
+        if g["dby"]:
+            out.append(_days(day - timedelta(days=2), 1))
+        elif g["yday"]:
+            out.append(_days(day - timedelta(days=1), 1))
+        elif g["today"]:
+            out.append(_days(day, 1))
+        elif g["tmr"]:
+            out.append(_days(day + timedelta(days=1), 1))
+        elif g["rel"]:
+            out.append(_span(day, g["rel"], g["span"]))
+        elif g["lastmonth"]:
+            out.append(_month(day.year, day.month, -1))
+        elif g["lastyear"]:
+            out.append(_year(day.year - 1))
+        elif g["thisyear"]:
+            out.append(_year(day.year))
+        elif g["nextyear"]:
+            out.append(_year(day.year + 1))
+        elif g["unit"]:
+            n = g["n"]
+            out.append(_ago(day, int(n) if n.isdigit() else _NUM_KO[n], _UNIT_KO[g["unit"]], vague=n == "몇"))
+        elif g["wd"]:
+            out.append(_past_weekday(day, _WEEKDAYS_KO[g["wd"]]))
+    return list(dict.fromkeys(out))
+
+
+def overlaps(a: Window, b: Window) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def to_json(windows: list[Window]) -> list[list[str]]:
+    return [[a.isoformat(), b.isoformat()] for a, b in windows]
+
+
+def from_json(rows) -> list[Window]:
+    return [(datetime.fromisoformat(a), datetime.fromisoformat(b)) for a, b in rows or ()]
