@@ -61,11 +61,20 @@ def summary_lines(experiment: str, provider: str, dataset: str, rec: dict[str, A
         else:
             out.append(f"cases={m['n']} supersede precision={m['precision']:.3f} recall={m['recall']:.3f} "
                        f"false-positive rate={m['fpr']:.3f} accuracy={m['accuracy']:.3f} setup failures={m['setup_failures']}")
-            for g in sorted({k.rsplit('/', 1)[0] for k in m if k.startswith(("lang:", "cat:"))}):
+            for g in sorted({k.rsplit('/', 1)[0] for k in m if k.startswith(("lang:", "cat:", "attr:"))}):
                 out.append(f"  {g:<28} n={m[g + '/n']:<3} acc={m[g + '/accuracy']:.3f} P={m[g + '/precision']:.3f} "
                            f"R={m[g + '/recall']:.3f} FPR={m[g + '/fpr']:.3f}")
     elif experiment == "lifecycle":
         out.append("  ".join(f"{k}={_f(v)}" for k, v in m.items()))
+    elif experiment == "extraction":
+        if not m.get("applicable", True):
+            out.append(f"not applicable: {m.get('reason')}")
+        else:
+            for g in ["all"] + sorted({k.rsplit('/', 1)[0] for k in m if k.startswith(("lang:", "label:"))}):
+                pre = "" if g == "all" else g + "/"
+                out.append(f"  {g:<24} n={m[pre + 'n']:<4} coverage={m[pre + 'coverage']:.3f} rejection={m[pre + 'rejection']:.3f} "
+                           f"refusal logged={m[pre + 'refusal_logged']:.3f} subject={m[pre + 'subject_accuracy']:.3f} "
+                           f"time resolved={m[pre + 'time_resolved']:.3f}")
     elif experiment == "ablation":
         out.append(f"base experiment: {rec.get('base_experiment')}; per-query metric: {m.get('headline')}; default = {_f(m.get('default'))}")
         for label, r in m.items():
@@ -195,6 +204,12 @@ def _section(exp: str, ds: str, rows: pd.DataFrame, fr: Frames) -> list[str]:
         for _, m in rows.iterrows():
             parts.append(f"| {m['variant']} | {_cell(m.get('n'))} | not applicable | | | |" if not _get(m, "applicable", True)
                          else f"| {m['variant']} | {_cell(m.get('n'))} | {_cell(m.get('precision'))} | {_cell(m.get('recall'))} | {_cell(m.get('fpr'))} | {_cell(m.get('accuracy'))} |")
+    elif exp == "extraction":
+        keys = ("coverage", "rejection", "refusal_logged", "subject_accuracy", "time_resolved")
+        parts += ["| provider | statements | " + " | ".join(k.replace("_", " ") for k in keys) + " |", "|" + " --- |" * (2 + len(keys))]
+        for _, m in rows.iterrows():
+            parts.append(f"| {m['variant']} | {_cell(m.get('n'))} | not applicable |" + " |" * (len(keys) - 1) if not _get(m, "applicable", True)
+                         else f"| {m['variant']} | {_cell(m.get('n'))} | " + " | ".join(_cell(m.get(k)) for k in keys) + " |")
     elif exp == "lifecycle":
         keys = [k for k in metric_columns(rows) if k != "n_probes"]
         parts += ["| provider | probes | " + " | ".join(keys) + " |", "|" + " --- |" * (2 + len(keys))]
@@ -302,6 +317,17 @@ def plots(fr: Frames, out_dir: Path) -> list[Path]:
                     xs = mine[mine["measured"] == p]
                     ax.plot(xs["n"].tolist(), xs["recall_p50_ms"].tolist(), MARKERS[i % len(MARKERS)] + "-", color=COLORS[i % len(COLORS)], label=p)
             ax.set(xscale="log", yscale="log", xlabel="memories", ylabel="recall p50 (ms)", title="Recall latency vs memory count")
+        elif exp == "extraction":
+            ok = rows[[bool(_get(m, "applicable", True)) for _, m in rows.iterrows()]]
+            if ok.empty:
+                plt.close(fig)
+                continue
+            width = 0.18
+            names = ok["variant"].tolist()
+            for j, key in enumerate(("coverage", "rejection", "subject_accuracy", "time_resolved")):
+                ax.bar([i + j * width for i in range(len(names))], ok[key].tolist(), width, label=key.replace("_", " "))
+            ax.set_xticks([i + 1.5 * width for i in range(len(names))], names)
+            ax.set(ylim=(0, 1.05), title=f"Fact extraction ({ds})")
         elif exp == "contradiction":
             ok = rows[[bool(_get(m, "applicable", True)) for _, m in rows.iterrows()]]
             if ok.empty:

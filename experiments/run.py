@@ -86,6 +86,15 @@ def load_data(ds: dict[str, Any]) -> list:
         from .suites.contradiction_suite import HELD_OUT, all_cases
 
         return {"main": all_cases(), "held-out": list(HELD_OUT), "all": all_cases() + list(HELD_OUT)}[ds.get("split", "main")]
+    if kind in ("natural-updates", "natural-statements", "natural-lifecycle"):
+        from .suites import natural
+
+        loader = {"natural-updates": natural.update_cases, "natural-statements": natural.statements,
+                  "natural-lifecycle": natural.lifecycle_scripts}[kind]
+        try:
+            return loader(ds.get("split", "dev"))
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
     if kind == "lifecycle-scripts":
         from .suites.lifecycle_scripts import SCRIPTS
 

@@ -24,6 +24,10 @@ class Case:
     new: str
     expected: str  # "update" | "delete" | "keep"
     target: int | None = None
+    attr: str | None = None  # what the fact is about, in the writer's words (natural suite)
+    listed: bool | None = None  # whether that is one of the rules' known attributes (natural suite)
+    subject: str = "user"
+    split: str | None = None
 
 
 KO_JOBS = ["디자인 회사", "은행", "게임 회사", "출판사", "병원", "대기업", "광고 회사", "스타트업"]

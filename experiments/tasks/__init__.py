@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from naia_memory.contract import MemoryProvider
 
-EXPERIMENTS = ("aihub141", "locomo", "contradiction", "lifecycle")
+EXPERIMENTS = ("aihub141", "locomo", "contradiction", "lifecycle", "extraction")
 
 
 def run_experiment(name: str, factory: Callable[[], MemoryProvider], data: Any, exp: dict[str, Any],
@@ -29,6 +29,10 @@ def run_experiment(name: str, factory: Callable[[], MemoryProvider], data: Any, 
         from .contradiction import run_contradiction
 
         return run_contradiction(factory, data, progress=progress)
+    if name == "extraction":
+        from .extraction import run_extraction
+
+        return run_extraction(factory, data, progress=progress)
     if name == "lifecycle":
         from .lifecycle import run_lifecycle
 
@@ -52,6 +56,8 @@ def unit_scores(name: str, queries: list[dict[str, Any]], exp: dict[str, Any], c
     if name == "contradiction":
         return {q["case_id"]: (q["category"], float(q["predicted"] == q["expected"] and (q["expected"] == "keep" or bool(q["correct_target"]))))
                 for q in queries}
+    if name == "extraction":
+        return {q["case_id"]: (q["lang"], float(q["covered"] == q["declarative"])) for q in queries}
     if name == "lifecycle":
         return {q["query_id"]: (q["script"], float(bool(q["current_top1"]) if q["current"] is not None else not q["deleted_returned"]))
                 for q in queries}
@@ -61,4 +67,5 @@ def unit_scores(name: str, queries: list[dict[str, Any]], exp: dict[str, Any], c
 def headline(name: str, exp: dict[str, Any]) -> str:
     return {"aihub141": f"{exp.get('ablation_matcher', 'embedding')}/recall@{exp.get('ablation_k', 10)}",
             "locomo": f"turn_recall@{exp.get('ablation_k', 10)}", "contradiction": "accuracy",
-            "lifecycle": "current@1 (or deleted not returned)"}[name]
+            "lifecycle": "current@1 (or deleted not returned)",
+            "extraction": "statement handled as labelled (fact iff declarative)"}[name]

@@ -22,7 +22,13 @@ def _has(text: str, value: str) -> bool:
     return value.lower() in text.lower()
 
 
-def asserts(text: str, value: str, current: str | None) -> bool:
+def asserts(text: str, value: str, current: str | None, enders: Iterable[str] = ()) -> bool:
+    """``enders``: what the user said that replaced or ended ``value`` ("Sold the
+    Civic, I'm driving a Model 3 now"); returning it, or a sentence of it, tells
+    the change, it does not assert the old value."""
+    t = " ".join(text.split())
+    if any(t and (t in " ".join(e.split()) or " ".join(e.split()) in t) for e in enders):
+        return False
     return _has(text, value) and not is_negated(text) and not (current and _has(text, current))
 
 
@@ -33,7 +39,11 @@ def run_lifecycle(make_provider: Callable[[], MemoryProvider], scripts: Iterable
         p = make_provider()
         try:
             chatter = CHATTER[script.lang]
+            enders: dict[str, list[str]] = {}  # value -> the utterances that replaced or ended it
             for n, step in enumerate(script.steps):
+                for v in (*step.stale, *step.deleted):
+                    if n and (v not in script.steps[n - 1].stale and v not in script.steps[n - 1].deleted):
+                        enders.setdefault(v, []).append(step.say)
                 day = T0 + timedelta(days=step.day)
                 for j, c in enumerate(chatter[n % len(chatter):] + chatter[: n % len(chatter)]):
                     if j == 2:
@@ -47,8 +57,8 @@ def run_lifecycle(make_provider: Callable[[], MemoryProvider], scripts: Iterable
                     "current": step.current, "stale": list(step.stale), "deleted": list(step.deleted), "returned": texts,
                     "current_top1": None if step.current is None else bool(texts) and _has(texts[0], step.current),
                     "current_topk": None if step.current is None else any(_has(t, step.current) for t in texts),
-                    "stale_returned": any(asserts(t, v, step.current) for t in texts for v in step.stale) if step.stale else None,
-                    "deleted_returned": any(asserts(t, v, step.current) for t in texts for v in step.deleted) if step.deleted else None,
+                    "stale_returned": any(asserts(t, v, step.current, enders.get(v, ())) for t in texts for v in step.stale) if step.stale else None,
+                    "deleted_returned": any(asserts(t, v, step.current, enders.get(v, ())) for t in texts for v in step.deleted) if step.deleted else None,
                 })
         finally:
             p.close()
