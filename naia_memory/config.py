@@ -16,6 +16,10 @@ class EngineConfig:
     # consolidation
     consolidation: bool = True
     dedup_jaccard: float = 0.7
+    # statements: every statement about the user or a named person is a fact, and
+    # updates follow how it is said (cognition/statements.py, cognition/updates.py);
+    # attributes: the earlier rules, a fixed attribute list (kept to compare with)
+    fact_rules: str = "statements"
     # encode: index an answer or a short reply with the turn before it in its
     # session (recall/context.py); the stored content stays the turn
     context: bool = True
@@ -78,6 +82,8 @@ class EngineConfig:
         cfg = cls(**m)
         if cfg.fusion not in ("relative", "rrf"):
             raise ValueError(f"unknown fusion {cfg.fusion!r}; use 'relative' or 'rrf'")
+        if cfg.fact_rules not in ("statements", "attributes"):
+            raise ValueError(f"unknown fact_rules {cfg.fact_rules!r}; use 'statements' or 'attributes'")
         if not (cfg.vector or cfg.bm25):
             raise ValueError("at least one of `vector` and `bm25` must be on: recall needs candidates")
         return cfg

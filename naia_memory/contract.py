@@ -92,6 +92,7 @@ class DecisionOp(str, Enum):
     DELETE = "DELETE"
     NOOP = "NOOP"
     UNDECIDED = "UNDECIDED"
+    SKIP = "SKIP"  # a sentence that is not a fact (a question, greeting, hypothetical ...), with the reason
 
 
 @dataclass(frozen=True)

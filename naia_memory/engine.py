@@ -19,7 +19,7 @@ import numpy as np
 
 from .cognition import contradiction, importance as imp
 from .cognition.decay import retention, should_archive
-from .cognition.facts import FactCandidate, extract_facts, strip_speaker
+from .cognition.facts import FactCandidate, extract, extract_facts, strip_speaker
 from .cognition.rerank import NoopReranker, Reranker
 from .cognition.tokenize import KiwiTokenizer, Tokenizer
 from .config import EngineConfig
@@ -35,7 +35,7 @@ from .contract import (
     Role,
 )
 from .embedders.base import Embedder, EmbedderError
-from .llm.contradiction_filter import ContradictionFilter, FactView, HeuristicContradictionFilter
+from .llm.contradiction_filter import ContradictionFilter, FactView, HeuristicContradictionFilter, StatementContradictionFilter
 from .llm.extractor import LLMFactExtractor, UnparseableAnswer
 from .recall.context import carried_context, index_text
 from .recall.relative_time import to_json
@@ -84,7 +84,8 @@ class MemorySystem:
         self.tokenizer = tokenizer or KiwiTokenizer()
         self.config = config or EngineConfig()
         self.fact_extractor = fact_extractor
-        self.contradiction_filter = contradiction_filter or HeuristicContradictionFilter()
+        self.contradiction_filter = contradiction_filter or (
+            StatementContradictionFilter(self.tokenizer) if self.config.fact_rules == "statements" else HeuristicContradictionFilter())
         self.reranker = reranker or NoopReranker()
         self._lock = threading.RLock()
         self._timer: threading.Timer | None = None
@@ -213,16 +214,21 @@ class MemorySystem:
 
     consolidate_now = consolidate
 
-    def _extract(self, ep: MemoryRecord, now: datetime) -> tuple[list[FactCandidate], Decision | None]:
+    def _extract(self, ep: MemoryRecord, now: datetime) -> tuple[list[FactCandidate], list[Decision]]:
+        """Fact candidates, and the decisions logged for what did not become one."""
         if self.fact_extractor is None:
-            return extract_facts(ep.content, ep.role, self._sentences), None
+            if self.config.fact_rules == "attributes":
+                return extract_facts(ep.content, ep.role, self._sentences), []
+            ex = extract(ep.content, ep.role, self._sentences, self.tokenizer)
+            return list(ex.facts), [Decision(DecisionOp.SKIP, s, None, None, None, f"not a fact: {why}", now, (ep.id,))
+                                    for s, why in ex.skipped]
         try:
             cands, _raw = self.fact_extractor.extract(ep.content, ep.role)
-            return cands, None
+            return cands, []
         except UnparseableAnswer as e:
             log.warning("fact extractor answer for %s could not be parsed: %s", ep.id, e.raw)
-            return [], Decision(DecisionOp.UNDECIDED, strip_speaker(ep.content), None, None, None,
-                                f"extractor answer unparseable: {e.why}", now, (ep.id,), e.raw)
+            return [], [Decision(DecisionOp.UNDECIDED, strip_speaker(ep.content), None, None, None,
+                                 f"extractor answer unparseable: {e.why}", now, (ep.id,), e.raw)]
 
     def _sentences(self, text: str) -> list[str]:
         split = getattr(self.tokenizer, "sentences", None)
@@ -233,8 +239,8 @@ class MemorySystem:
             ep.consolidated = True
             self.store.update(ep)
             return []
-        cands, undecided = self._extract(ep, now)
-        out = [undecided] if undecided is not None else [self._integrate(c, ep, now) for c in cands]
+        cands, logged = self._extract(ep, now)
+        out = logged + [self._integrate(c, ep, now) for c in cands]
         if any(d.op is DecisionOp.UNDECIDED for d in out):
             ep.metadata["undecided_attempts"] = ep.metadata.get("undecided_attempts", 0) + 1
         else:
@@ -252,7 +258,7 @@ class MemorySystem:
         subject = ep.metadata.get("subject", "user")
         if cand.about:  # "우리 언니는 은행에 다녀" is the sister's job, not the user's
             subject = f"{subject}/{cand.about}"
-        active = [f for f in self._active_facts(ep.project) if f.metadata.get("subject", "user") == subject]
+        active = [f for f in self._active_facts(ep.project) if _related(f, subject, cand)]
         distance = None
         sims = self.store.embeddings([f.id for f in active]) @ vec if active else []
         if active:
@@ -361,7 +367,7 @@ class MemorySystem:
             self._check_open()
             ranked, timings = self.pipeline.run(query, top_k, flt, now)
             hits = []
-            for r, s, members in ranked:
+            for r, s, members, lead in ranked:
                 if strengthen:
                     r.recall_count += 1
                     r.last_accessed = now
@@ -371,7 +377,7 @@ class MemorySystem:
                     self.store.update(r)
                     if self.config.graph and r.kind is MemoryKind.FACT:
                         self.store.graph.reinforce(r.entities)
-                hits.append(_hit(r, s, members))
+                hits.append(_hit(r, s, members, lead))
             if strengthen and hits:
                 self._commit()
             return RecallResult(query=query, hits=tuple(hits), timings_ms=timings)
@@ -560,17 +566,33 @@ class MemorySystem:
         self.close()
 
 
+def _related(fact: MemoryRecord, subject: str, cand: FactCandidate) -> bool:
+    """A fact the new one may update: the same subject's, or one that names the
+    person the new one is about ("I live with a roommate, Kev" / "Kev moved out"),
+    or whose person the new one names."""
+    theirs = str(fact.metadata.get("subject", "user"))
+    if theirs == subject:
+        return True
+    if cand.about and cand.about.lower() in fact.content.lower():
+        return True
+    who = theirs.split("/", 1)[1] if "/" in theirs else None
+    return bool(who) and who.lower() in cand.content.lower()
+
+
 def _source_ids(r: MemoryRecord) -> list[str]:
     """Caller-side ids (e.g. a dataset's turn id) passed as metadata["source_id"]."""
     sid = r.metadata.get("source_id")
     return [str(sid)] if sid is not None else list(r.metadata.get("source_ids", []))
 
 
-def _hit(r: MemoryRecord, score: float, members: Sequence[MemoryRecord] = ()) -> RecallHit:
+def _hit(r: MemoryRecord, score: float, members: Sequence[MemoryRecord] = (), lead: int = 0) -> RecallHit:
     """``members``: what the hit stands for in a recall (a fact's folded turns,
-    a superseded turn it now answers); their ids follow the hit's own in
-    ``source_ids`` and are listed in ``covers``."""
-    sources = list(dict.fromkeys([*_source_ids(r), *(sid for m in members for sid in _source_ids(m))]))
+    a superseded turn it now answers), listed in ``covers``; their ids join the
+    hit's own in ``source_ids``, after them, except the first ``lead`` members,
+    which matched the query better than the hit itself and so come first."""
+    first = [sid for m in members[:lead] for sid in _source_ids(m)]
+    rest = [sid for m in members[lead:] for sid in _source_ids(m)]
+    sources = list(dict.fromkeys([*first, *_source_ids(r), *rest]))
     return RecallHit(
         id=r.id, kind=r.kind, content=r.content, score=float(score), created_at=r.created_at, updated_at=r.updated_at,
         provenance=tuple(r.provenance),

@@ -12,8 +12,10 @@ from typing import Callable, Sequence
 
 from . import contradiction
 from .importance import EXPLICIT_KEEP_CUES, IMPORTANCE_CUES, _FIRST_PERSON, utility
+from .statements import read
 
-SPEAKER_PREFIX = re.compile(r"^\s*(user|other|assistant|speaker\s*\d|사용자)\s*:\s*", re.IGNORECASE)
+# "user: ...", "Caroline: ..." (a chat log's speaker label), not part of what was said
+SPEAKER_PREFIX = re.compile(r"^\s*(?:(?i:user|other|assistant|speaker\s*\d|사용자)|[A-Z][a-z]+|[가-힣]{2,4})\s*:\s+")
 TASK_CUES = ("하는 중", "작업 중", "막혀", "마감", "working on", "stuck on", "deadline", "today i need")
 
 
@@ -50,7 +52,45 @@ def _is_informative(sentence: str) -> bool:
     return any(c in low for cues in IMPORTANCE_CUES.values() for c in cues)
 
 
+@dataclass(frozen=True)
+class Extraction:
+    """The facts a turn holds, and each sentence that is not one with why
+    (logged as a SKIP decision: a refusal is a decision, not a silence)."""
+
+    facts: tuple[FactCandidate, ...]
+    skipped: tuple[tuple[str, str], ...]  # (sentence, reason)
+
+
+def extract(text: str, role: str, split_sentences: Callable[[str], Sequence[str]], tokenizer) -> Extraction:
+    """Every sentence that states something about the speaker or a person they
+    name becomes a fact candidate (``statements.read`` says which and about
+    whom); questions, greetings, thanks, fillers, requests, hypotheticals and
+    small talk are skipped with that reason."""
+    if role != "user":
+        return Extraction((), ())
+    body = strip_speaker(text)
+    facts: list[FactCandidate] = []
+    skipped: list[tuple[str, str]] = []
+    for sent in split_sentences(body):
+        s = sent.strip()
+        if not s:
+            continue
+        r = read(s, tokenizer)
+        if not r.is_fact:
+            skipped.append((s, r.kind))
+            continue
+        if not r.content:
+            skipped.append((s, "filler"))  # nothing but cue and function words
+            continue
+        attr = contradiction.detect_attribute(s)
+        facts.append(FactCandidate(content=s, attribute=attr.name if attr else None, memory_class=memory_class_of(s, attr),
+                                   source_sentence=s, about=r.subject))
+    return Extraction(tuple(facts), tuple(skipped))
+
+
 def extract_facts(text: str, role: str, split_sentences: Callable[[str], Sequence[str]], min_words: int = 2) -> list[FactCandidate]:
+    """The earlier rule (first person, a known attribute or an importance cue),
+    kept to compare with ``extract``."""
     if role != "user":
         return []
     body = strip_speaker(text)

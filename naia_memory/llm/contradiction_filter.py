@@ -14,6 +14,8 @@ from typing import Protocol, Sequence, runtime_checkable
 
 from ..cognition import contradiction
 from ..cognition.contradiction import Attribute, ExistingFact, Verdict
+from ..cognition.statements import read
+from ..cognition.updates import Known, SlotWeights, decide
 from .client import ChatClient
 from .extractor import UnparseableAnswer
 
@@ -37,10 +39,30 @@ class ContradictionFilter(Protocol):
 
 
 class HeuristicContradictionFilter:
+    """The attribute rules alone (``cognition.contradiction.judge``): a fact
+    outside the known attributes never updates anything. Kept to compare with
+    (``EngineConfig.update_rules="attributes"``)."""
+
     name = "heuristic"
 
     def judge(self, new_text: str, attr: Attribute | None, values: frozenset[str], existing: Sequence[FactView]) -> Verdict:
         return contradiction.judge(new_text, attr, values, [ExistingFact(f.id, f.attribute, f.values) for f in existing])
+
+
+class StatementContradictionFilter:
+    """The offline default: how the sentences are said (``cognition.statements``)
+    against the nearest facts of the same subject (``cognition.updates``), the
+    attribute list as a prior."""
+
+    name = "statements"
+
+    def __init__(self, tokenizer, weights: SlotWeights | None = None):
+        self.tokenizer = tokenizer
+        self.weights = weights or SlotWeights()
+
+    def judge(self, new_text: str, attr: Attribute | None, values: frozenset[str], existing: Sequence[FactView]) -> Verdict:
+        known = [Known(f.id, read(f.content, self.tokenizer), f.attribute, f.similarity) for f in existing]
+        return decide(read(new_text, self.tokenizer), attr, known, self.weights)
 
 
 PROMPT = (

@@ -39,20 +39,22 @@ def speaker_of(r: MemoryRecord) -> str | None:
     return str(s) if s else None
 
 
-# a ranked result: the record, its score, and the memories it stands for (best first)
-Ranked = tuple[MemoryRecord, float, tuple[MemoryRecord, ...]]
+# a ranked result: the record, its score, the memories it stands for (best first),
+# and how many of those matched the query better than the record itself (they
+# come first among its sources: "this fact, because of that turn")
+Ranked = tuple[MemoryRecord, float, tuple[MemoryRecord, ...], int]
 
 
 def _after(head: list[Ranked], tail: list[Ranked], top_k: int) -> list[Ranked]:
     """A profile's facts, then similarity hits they do not already cover,
     scaled to rank below the last fact (scores keep falling down the list)."""
-    covered = {r.id for r, _, _ in head} | {p for r, _, _ in head for p in r.provenance} | {m.id for _, _, ms in head for m in ms}
+    covered = {r.id for r, *_ in head} | {p for r, *_ in head for p in r.provenance} | {m.id for _, _, ms, _ in head for m in ms}
     rest = [h for h in tail if h[0].id not in covered and not (set(h[0].provenance) & covered)]
     if not head or not rest:
         return (head + rest)[:top_k]
-    floor, top = head[-1][1], max(s for _, s, _ in rest)
+    floor, top = head[-1][1], max(h[1] for h in rest)
     scale = min(1.0, 0.999 * floor / top) if top > 0 else 1.0
-    return (head + [(r, s * scale, ms) for r, s, ms in rest])[:top_k]
+    return (head + [(r, s * scale, ms, n) for r, s, ms, n in rest])[:top_k]
 
 
 def _rank(scores: Mapping[str, float]) -> list[tuple[str, float]]:
@@ -132,7 +134,12 @@ class RecallPipeline:
             final = mmr_matrix(scored, emb @ emb.T, top_k, cfg.mmr_lambda)
         else:
             final = scored[:top_k]
-        return [(recs[i], s, tuple(recs[m] for m in members.get(i, ()))) for i, s in final]
+        out = []
+        for i, s in final:
+            ms = members.get(i, ())
+            own = adjusted.get(i, float("-inf"))
+            out.append((recs[i], s, tuple(recs[m] for m in ms), sum(1 for m in ms if adjusted.get(m, float("-inf")) > own)))
+        return out
 
     def _signals(self, query: str, q_tokens: list[str], rel: dict[str, float],
                  recs: dict[str, MemoryRecord], now: datetime) -> dict[str, float]:
@@ -213,7 +220,7 @@ class RecallPipeline:
             groups = [(i, s, ()) for i, s in ranked]
         timings["search_ms"] = (time.perf_counter() - t1) * 1e3
         timings["profile"] = 1.0
-        return [(recs[i], s, tuple(recs[m] for m in ms)) for i, s, ms in groups[:top_k]], timings
+        return [(recs[i], s, tuple(recs[m] for m in ms), 0) for i, s, ms in groups[:top_k]], timings
 
     def _current_successor(self, fact_id: str, flt: RecordFilter) -> MemoryRecord | None:
         """What answers now for a retired fact: the active end of its supersede

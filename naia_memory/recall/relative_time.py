@@ -157,7 +157,73 @@ def relative_windows(text: str, said_at: datetime) -> list[Window]:
             out.append(_ago(day, int(n) if n.isdigit() else _NUM_KO[n], _UNIT_KO[g["unit"]], vague=n == "몇"))
         elif g["wd"]:
             out.append(_past_weekday(day, _WEEKDAYS_KO[g["wd"]]))
+    out += calendar_windows(text, said_at)
     return list(dict.fromkeys(out))
+
+
+_MONTHS_EN = {m.lower(): i for i, m in enumerate(("", "January", "February", "March", "April", "May", "June", "July", "August",
+                                                   "September", "October", "November", "December")) if m}
+_FUTURE = re.compile(r"\b(will|going to|gonna|'ll|plan(ning)? to|expecting|scheduled|booked|next|getting)\b|예정|할 거|갈 거|할거|갈거|려고|다음|내년", re.I)
+_BARE_MONTH = re.compile(r"\b(?:in|on|by|until|till|since|from|this|last|next)?\s*(" + "|".join(_MONTHS_EN) + r")\b(?!\s+\d{4})(?!\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4})", re.I)
+_KO_BARE_MONTH = re.compile(r"(?<![\d년])\s*(\d{1,2})\s*월(?!\s*\d)")
+_ON_WEEKDAY = re.compile(r"\bon\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I)
+_KO_WEEKDAY = re.compile(r"(?<![지저])(?<!지난 )(?<!저번 )(월|화|수|목|금|토|일)요일")
+_FOR = re.compile(r"\bfor\s+(?:about\s+|almost\s+|over\s+|like\s+)?(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a couple of|a few)\s+(day|week|month|year)s?\b", re.I)
+_KO_FOR = re.compile(r"(\d+)\s*(일|주|개월|달|년)\s*(?:째|됐|되었|동안|넘게|가까이)|지\s*(\d+)\s*(일|주|개월|달|년)")
+_SINCE_YEAR = re.compile(r"\bsince\s+((?:19|20)\d{2})\b|((?:19|20)\d{2})\s*년\s*부터", re.I)
+_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+          "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a few": 3}
+
+
+def _back(day: datetime, n: int, unit: str) -> datetime:
+    if unit in ("month", "개월", "달"):
+        idx = day.year * 12 + day.month - 1 - n
+        return day.replace(year=idx // 12, month=idx % 12 + 1, day=1)
+    days = {"day": 1, "일": 1, "week": 7, "주": 7, "year": 365, "년": 365}[unit] * n
+    return day - timedelta(days=days)
+
+
+def calendar_windows(text: str, said_at: datetime) -> list[Window]:
+    """Calendar words that need the moment of speaking: a month without a year
+    ("in June": the coming June in a plan, else the last one), "on Friday"
+    (the coming one in a plan, else the last), and how long something has
+    held ("for 8 months", "6개월째", "since 2019": from then until now)."""
+    day = _day0(said_at)
+    ahead = _FUTURE.search(text) is not None
+    out: list[Window] = []
+
+    def month(m: int) -> None:
+        y = day.year
+        if ahead and m < day.month:
+            y += 1
+        elif not ahead and m > day.month:
+            y -= 1
+        out.append(_month(y, m))
+
+    for m in _BARE_MONTH.finditer(text):
+        if m.group(0).strip().lower() == "may":  # the modal ("May I ask ..."), unless a preposition says month
+            continue
+        month(_MONTHS_EN[m.group(1).lower()])
+    for m in _KO_BARE_MONTH.finditer(text):
+        if 1 <= int(m.group(1)) <= 12:
+            month(int(m.group(1)))
+    weekdays = [(_WEEKDAYS_EN[m.group(1).lower()]) for m in _ON_WEEKDAY.finditer(text)]
+    weekdays += [("월화수목금토일").index(m.group(1)) for m in _KO_WEEKDAY.finditer(text)]
+    for wd in weekdays:
+        if ahead:
+            fwd = (wd - day.weekday()) % 7 or 7
+            out.append(_days(day + timedelta(days=fwd), 1))
+        else:
+            out.append(_past_weekday(day, wd))
+    for m in _FOR.finditer(text):
+        n = m.group(1).lower()
+        out.append((_back(day, int(n) if n.isdigit() else _WORDS[n], m.group(2).lower()), day + timedelta(days=1)))
+    for m in _KO_FOR.finditer(text):
+        n, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        out.append((_back(day, int(n), unit), day + timedelta(days=1)))
+    for m in _SINCE_YEAR.finditer(text):
+        out.append((datetime(int(m.group(1) or m.group(2)), 1, 1, tzinfo=timezone.utc), day + timedelta(days=1)))
+    return out
 
 
 def overlaps(a: Window, b: Window) -> bool:

@@ -1,0 +1,286 @@
+"""How a sentence is said: is it a fact, about whom, and how does it relate to time?
+
+Updating a memory needs more than a topic label. "I also play guitar" adds,
+"I don't play anymore" ends, "I used to live in Tokyo" tells of the past,
+"maybe I'll move to Seattle" changes nothing, "Jake left Tesla" is about
+Jake. These are properties of the language (cue words, particles, verb
+endings, mood), not of any attribute, so they are read here once for every
+sentence, in Korean (from Kiwi's morphemes: the additive particle 도, the
+conditional ending 면, the retrospective 었었/던) and English.
+
+``read`` is pure: the text and a tokenizer in, a ``Reading`` out.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+from .contradiction import GENERIC_WORDS
+from .tokenize import stem_en
+
+# what a sentence that is not a fact is instead; the reason logged for it
+NON_FACT = ("question", "greeting", "thanks", "filler", "request", "hypothetical", "small-talk")
+
+
+@dataclass(frozen=True)
+class Reading:
+    text: str
+    kind: str  # "fact" or one of NON_FACT
+    subject: str | None  # None: the speaker; else the person named ("Jake", "언니")
+    negated: bool  # "I don't ...", "안 ...", "더 이상 ..."
+    past: bool  # how things were ("used to", "예전에", "살았었어"), not the present
+    plan: bool  # decided but not yet so ("I'm moving to Seattle next month", "다음 달에 이사 가")
+    change: bool  # the present differs from before ("now", "이제", or a switch below)
+    switch: bool  # a verb of switching, starting, joining, buying ("switched to", "갈아탔어", "instead")
+    episodic: bool  # a one-off event ("I had a sandwich for lunch", "어제 늦게 잤어"): it happened, nothing to update
+    renewal: bool  # a clause that says what holds now, positively ("..., it's all pottery now", "요즘은 레고 조립함")
+    ending: bool  # something stops ("anymore", "quit", "그만", "끊었어")
+    additive: bool  # one more value ("also", "too", "일본어도")
+    still: bool  # the same as before ("still", "아직", "여전히")
+    predicate: str | None  # the head verb or adjective stem ("live", "살", "타")
+    content: frozenset[str]  # content tokens minus cue and generic words: what the sentence is about
+    names: frozenset[str] = frozenset()  # tokens of proper nouns ("Civic", "카카오"): values that identify a thing
+
+    @property
+    def is_fact(self) -> bool:
+        return self.kind == "fact"
+
+
+# ---------------------------------------------------------------- English cues
+_EN = {
+    "question": re.compile(r"\?\s*$|^(do|does|did|is|are|am|was|were|have|has|can|could|would|will|should|shall|what|where|when|who|whom|why|how|which|any|anyone|anybody|how about|what about)\b", re.I),
+    "greeting": re.compile(r"^\s*(hi|hello|hey|hiya|yo|good (morning|afternoon|evening|night)|morning|night|bye|see (you|ya)|what'?s up|sup)\b[\s!,.]*(there|again|everyone|buddy|[A-Z][a-z]+)?[\s!,.]*$", re.I),
+    # a reaction to what the other said ("That's awesome, Melanie!", "Sounds great!"): nothing about anyone
+    "reaction": re.compile(r"^\s*((oh|wow|aw+|yay|omg|haha|yes|yeah|ah)[\s,!]+)*((that'?s|that is|this is|it'?s|sounds|how|what an?|so)\s+)?(really\s+|so\s+|very\s+|totally\s+|super\s+)?"
+                           r"(great|awesome|amazing|nice|cool|good|wonderful|fantastic|lovely|beautiful|sweet|fun|exciting|inspiring|terrific|incredible|impressive|neat|brilliant|perfect|true|right|crazy|sad|tough)"
+                           r"(\s+(news|idea|day|job|stuff|work))?[\s,!.]*([A-Z][a-z]+[\s!.]*)?$", re.I),
+    "thanks": re.compile(r"^\s*(oh|ok|okay|wow)?[\s,]*(thanks|thank you|thx|ty|cheers|much appreciated|appreciate it|that helped|this helped)\b", re.I),
+    "filler": re.compile(r"^(\s*(ok(ay)?|k|lol|lmao|haha+|hah|cool|nice|great|yeah|yep|yes|no|nope|sure|hmm+|huh|got it|sounds good|i see|oh|wow|right|alright|fair enough|true|same|omg|ugh|mhm)\s*[!.?~,]*)+\s*([A-Z][a-z]+[!.?~]*)?\s*$", re.I),
+    "request": re.compile(r"^\s*(please|pls|can you|could you|would you|will you|tell me|remind me|help me|show me|give me|find me|let me know|recommend|suggest|write|make me|set|book (a|me|an)|translate|summari[sz]e|explain|list|draft|fix|check|calculate|convert|rewrite|proofread)\b", re.I),
+    "small-talk": re.compile(r"^\s*((wow|omg|ugh|man|geez|so|oh)[\s,!]+)?(it'?s|it is|it was|there'?s|there are|the (weather|traffic|sky|rain|snow|sun)|traffic|weather|today is|tonight is)\b", re.I),
+    "hypothetical": re.compile(r"\b(if|might|maybe|perhaps|possibly|thinking (about|of)|considering|wondering|would (like|love)|i'?d (like|love)|wish|hope to|hoping to|not sure (if|whether)|should i|in case)\b", re.I),
+    "plan": re.compile(r"\b(going to|gonna|will|i'll|planning to|plan to|about to|next (week|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|tomorrow|soon|starting (next|in))\b", re.I),
+    "past": re.compile(r"\b(used to|back when|when i was|as a (kid|child|teen(ager)?)|growing up|in (high school|college|my twenties)|years ago|previously|formerly|back in (the )?\d{2,4}s?|once upon)\b", re.I),
+    "change": re.compile(r"\b(now|nowadays|these days|currently|finally|anymore|(my|our) new|got (a|my) new)\b", re.I),
+    "switch": re.compile(r"\b(switched|changed|moved( \w+)?( to| in| into| over| up| down)|turned \d+|increased|decreased|raised|lowered|cut (down|back)|relocated|transferred|started|starting|began|took up|picked up|instead|replaced|upgraded|downgraded|swapped|traded|became|joined|went into|got into|signed up|bought|adopted|got hired|promoted|ported|opened|launched|back (on|to)|down to|up to)\b", re.I),
+    "ending": re.compile(r"(\b(anymore|any more|no longer|quit|quitting|stopped|gave up|left|sold|broke up|split up|retired|dropped( out)?|cancel+ed|ended|got rid of|moved out|done with|no more|wrapped up|fell apart|shut down|took me off|laid off|got fired|(is|'s|are|was) (over|gone|done))\b|n't\b.*\b(anymore|any more)\b)", re.I),
+    "additive": re.compile(r"\b(also|as well|another|in addition|additionally|added|second|both|plus)\b|\btoo\b(?=\s*[,.!?)]|\s*$)", re.I),
+    "still": re.compile(r"\b(still|as always|as usual|yep still|same as before|remains?)\b", re.I),
+    "negation": re.compile(r"\b(not|no|never|none|nobody|nothing)\b|n't\b|\b(anymore|no longer)\b", re.I),
+    "first_person": re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|us|im|ive)\b", re.I),
+}
+_EN_RELATION = r"(sister|brother|mom|mother|dad|father|parents?|friend|wife|husband|partner|girlfriend|boyfriend|fianc[eé]e?|son|daughter|kids?|colleague|coworker|co-worker|boss|manager|cousin|roommate|uncle|aunt|grandma|grandmother|grandpa|grandfather|niece|nephew|neighbor|neighbour|family|team|band|dog|cat)"
+_EN_THIRD = re.compile(rf"^\s*(?:(?i:my|our)\s+(?i:(?:little|big|older|younger|best|old|new)\s+)?(?i:{_EN_RELATION})\b(?:\s+([A-Z][a-z]+))?|((?:[Aa]unt|[Uu]ncle|[Gg]randma|[Gg]randpa|[Cc]ousin)\s+[A-Z][a-z]+|[A-Z][a-z]+)(?:'s)?\s+(?!(?i:i|and\s+i|and\s+me|&\s+i)\b)[a-z])")
+_EN_NOT_NAMES = frozenset({"I", "The", "This", "That", "These", "Those", "It", "There", "Here", "My", "Our", "We", "And", "But", "So",
+                           "Just", "Also", "Now", "Then", "Today", "Yesterday", "Tomorrow", "Last", "Next", "Finally", "Still",
+                           "Since", "After", "Before", "When", "If", "Maybe", "Btw", "Oh", "Well", "Yeah", "Yes", "No", "Not",
+                           "Started", "Switched", "Moved", "Quit", "Sold", "Got", "Been", "Had", "Have", "Was", "Went", "Left",
+                           "Took", "Picked", "Dropped", "Stopped", "Finished", "Working", "Living", "Doing", "Going", "Back",
+                           "Every", "Most", "Some", "Lately", "Recently", "Honestly", "Actually", "Basically", "Sadly", "Luckily",
+                           "Weather", "Traffic", "Work", "Life", "Everything", "Nothing", "Someone", "Everyone", "Gonna", "Gotta",
+                           "Anyway", "Ugh", "Lol", "Haha", "Ok", "Okay", "Hmm", "Wow", "Omg", "Sorry", "Please", "Thanks",
+                           "Can", "Could", "Would", "Will", "Should", "Did", "Do", "Does", "Is", "Are", "Am", "What", "Where",
+                           "Who", "Why", "How", "Which", "Let", "Tell", "Remind", "Help", "Show", "Give", "Find", "Hi", "Hello", "Hey"})
+_EN_CUE_WORDS = frozenset(stem_en(w) for w in (
+    "now nowadays currently switched changed moved started starting began new instead finally anymore more longer quit quitting "
+    "stopped stop gave give left leaving sold retired dropped ended also too well another addition second both plus still used "
+    "ago previously formerly since just actually really lately recently back maybe perhaps might someday soon "
+    "today yesterday tomorrow tonight morning day days week weeks weekend month months year years last next ago").split())
+
+# ----------------------------------------------------------------- Korean cues
+_KO = {
+    "question": re.compile(r"\?\s*$|(니|냐|까|나요|가요|죠|지요|을래|ㄹ래|어때|뭐야|뭔데|인가)\s*[?.!~]*\s*$"),
+    "greeting": re.compile(r"^\s*(안녕|하이|헬로|반가워|반갑습니다|좋은 아침|잘 자|굿모닝|굿나잇|다녀왔어|왔어|나 왔어|또 왔어)+\s*[!~.ㅎㅋ]*\s*(하세요|하십니까)?[!~.ㅎㅋ]*\s*$"),
+    "thanks": re.compile(r"^\s*(오|아|와|진짜|정말|넘|너무)?\s*(고마워|고맙|감사|땡큐|ㄳ|ㄱㅅ)|^\s*(큰\s*)?(도움|도움이)\s*(많이\s*)?(됐|되었|돼)"),
+    "filler": re.compile(r"^\s*([ㅋㅎㅠㅜ]+|응+|어+|네+|예|그래|그렇구나|아하+|오케이|오키|ㅇㅇ|ㅇㅋ|헐|대박|와+|음+|아+|좋아|알겠어|알았어|맞아)\s*[!~.?ㅋㅎ]*\s*$"),
+    "request": re.compile(r"(줘\s*[.!?~]*\s*$|주세요\s*[.!?~]*\s*$|해\s?줘|해\s?주세요|알려\s?줘|알려\s?주세요|추천해|찾아\s?줘|부탁|줄래|주실래요|해\s?줄\s?수|보여\s?줘|정리해|써\s?줘|만들어\s?줘|기억해\s?줘|잡아\s?줘)"),
+    "hypothetical": re.compile(r"(만약|만일|혹시|으면 좋겠|했으면|할까|갈까|볼까|살까|고민|싶어|싶다|싶은데|생각 중|생각중|지도 몰라|수도 있|려나|나 봐)"),
+    "plan": re.compile(r"(예정|계획|할 거야|갈 거야|할거야|갈거야|ㄹ 거야|다음 주|다음주|다음 달|다음달|내년|내일|곧|하기로 했|가기로 했|려고)"),
+    "past": re.compile(r"(예전에|옛날에|어릴\s*때|어렸을\s*때|학생\s*때|대학\s*때|그때는|그땐|전에는|한때)"),
+    "change": re.compile(r"(이제|요즘|지금은|새로|새 |드디어|됐어|되었|원래)"),
+    "switch": re.compile(r"(바꿨|바꿔|바꾸|바꿈|옮겼|옮기|옮김|이사|이직|전직|시작했|시작해|부터|대신|말고|갈아탔|갈아타|넘어왔|넘어갔|등록|샀어|샀다|샀어요|구입|장만|달았|첫 출근|첫출근|입사|취직|합격|생겼)"),
+    "ending": re.compile(r"(더\s*이상|그만|끊었|끊고|끊어|끊은|관뒀|관두|퇴사|헤어졌|헤어짐|팔았|팔고|처분|접었|접고|접으|은퇴|휴학|자퇴|탈퇴|해지|없어졌|졸업|끝냈|끝났|끝내|닫았|닫고|뗐|해제|떠났|나왔|포기)"),
+    "additive": re.compile(r"(하나\s*더|추가로|게다가|또\s)"),
+    "still": re.compile(r"(아직|여전히|계속|변함없이|그대로)"),
+    "negation": re.compile(r"(안\s|안[가-힣]|못\s|않|아니|없어|없다|없습|없고|없는|더\s*이상)"),
+    "first_person": re.compile(r"(^|\s)(나|내|저|제|난|날|전|우리)(는|가|도|를|의|한테|랑|\s)|^(나|저)\s|(^|\s)(내|제)\s"),
+}
+_KO_RELATIONS = ("애", "아이", "애기", "첫째", "둘째", "막내", "큰아버지", "작은아버지", "외할머니", "외할아버지", "큰엄마", "고모부",
+                 "이모부", "형부", "매형", "처제", "시어머니", "시아버지", "장모님", "장인어른", "사위", "며느리", "손자", "손녀", "언니", "오빠", "형", "누나", "동생", "엄마", "아빠", "어머니", "아버지", "부모님", "남편", "아내", "와이프", "친구",
+                 "동료", "여자친구", "남자친구", "여친", "남친", "아들", "딸", "상사", "팀장", "사촌", "삼촌", "이모", "고모", "할머니",
+                 "할아버지", "조카", "룸메", "룸메이트", "애인", "남동생", "여동생", "부장", "과장", "선배", "후배")
+_KO_SUBJECT_PARTICLES = ("JKS",)  # 이/가; the topic 은/는 is checked by form (도 is additive, 만 restrictive)
+_KO_TOPIC = ("은", "는")
+_KO_CUE_FORMS = frozenset("이제 요즘 지금 새로 원래 다시 아직 여전히 계속 그만 더 이상 끊 관두 또 하나 추가 예전 옛날 대신 말 부터 드디어 "
+                          "오늘 어제 내일 이번 지난 다음 작년 올해 내년 주말 주 달 년 월 일 전 후 혹시 만약 아마".split())
+
+
+def _generic(tok: str) -> bool:
+    return tok in GENERIC_WORDS or tok in _EN_CUE_WORDS or tok in _KO_CUE_FORMS
+
+
+def _morphs(tokenizer, text: str) -> Sequence[tuple[str, str]]:
+    m = getattr(tokenizer, "_morphs", None)
+    return m(text) if callable(m) and re.search(r"[가-힣]", text) else ()
+
+
+def _is_korean(text: str) -> bool:
+    hangul = len(re.findall(r"[가-힣ㄱ-ㅎㅏ-ㅣ]", text))
+    return hangul >= max(1, len(re.findall(r"[A-Za-z]", text)) // 3)
+
+
+def _ko_subject(text: str, morphs: Sequence[tuple[str, str]]) -> str | None:
+    """A person the sentence is about: a relation word or a name (NNP) carrying
+    the subject/topic particle before the predicate ("민수는", "우리 언니가"),
+    or opening the sentence without one (spoken Korean drops particles: "아빠
+    택시 접으시고"). A name beside a relation is the more specific of the two
+    ("우리 언니 지영이는", "지영 언니" -> 지영)."""
+    if re.match(r"^\s*(나|저|난|전|내가|제가)(\s|는|도|가)", text):
+        return None
+    lead = [(f, t) for f, t in morphs if t not in ("SF", "SP", "SS", "SE", "SO", "SW")]
+    if lead and lead[0][0] in ("우리", "내", "제", "저희"):
+        lead = lead[1:]
+    names = []
+    for i, (form, tag) in enumerate(lead[:4]):
+        nxt = lead[i + 1] if i + 1 < len(lead) else ("", "")
+        marked = nxt[1] == "JKS" or nxt[1] == "JX" and nxt[0] in _KO_TOPIC
+        if form in _KO_RELATIONS and (i == 0 or names):
+            names.append((False, form))
+        elif tag == "NNP" and _looks_like_person(form, morphs) and (i == 0 and (marked or nxt[0] in _KO_RELATIONS or nxt[1] in ("VCP", "XSN"))
+                                                                     or names and not names[-1][0]):  # "동생 민호"
+            names.append((True, form))
+        elif not tag.startswith(("J", "X")) or names:
+            break  # the sentence is about something else (or we have our person)
+        if marked:
+            break
+    if names:
+        return sorted(names, key=lambda x: not x[0])[0][1]  # a name first, else the relation
+    return None
+
+
+# syllables of Korean given names (and the common surnames): Kiwi tags places,
+# brands and diets NNP too ("키토는" is not a person), names are made of these
+_NAME_SYLLABLES = frozenset("민수현우지영서준도윤재훈석호희진은혜성경아연주하유정태용상철광명동기한선미소나예채다인승규범찬혁건"
+                            "시원창남식춘옥순자숙란애향화길봉덕종근열웅환탁빈율온결봄솔별린담강김이박최조장임오신권황안송류홍전고문양손배백허노심곽성차구우주나")
+
+
+def _looks_like_person(form: str, morphs: Sequence[tuple[str, str]]) -> bool:
+    return bool(re.fullmatch(r"[가-힣]{2,3}", form)) and all(ch in _NAME_SYLLABLES for ch in form)
+
+
+_EN_THIRD_VERB = re.compile(r"^\s*(?:[A-Z][a-z]+\s+)?[A-Z][a-z]+(?:'s|’s)?\s+(is|was|has|had|got|just|finally|and|'s|still|now|never|\w+s|\w+ed)\b")
+
+
+def _en_subject(text: str) -> str | None:
+    m = _EN_THIRD.match(text)
+    if not m:
+        return None
+    if m.group(1):
+        return m.group(2) or m.group(1).lower()
+    name = m.group(3)
+    first = name.split()[0]
+    # a capital opens every sentence: a name is followed by what a person does
+    # ("Jake jumped ship", "Dana's been ..."), and is not itself a verb ("Traded the Tesla ...")
+    if first in _EN_NOT_NAMES or first.lower().endswith(("ed", "ing")) or not (_EN_THIRD_VERB.match(text) or "'s" in text.split()[0]):
+        return None
+    return name
+
+
+def _predicate(morphs: Sequence[tuple[str, str]], text: str) -> str | None:
+    if morphs:
+        heads = [f for f, t in morphs if t in ("VV", "VA")] or [f for f, t in morphs if t == "NNG"]
+        return heads[-1] if heads else None
+    m = re.search(r"\b(i|i'm|we|he|she|they|[A-Z][a-z]+)\s+(?:(?:am|'m|is|are|was|were|have|has|had|just|also|still|now|really|finally|don't|do|didn't|no longer|never)\s+)*([a-z]+)", text, re.I)
+    return stem_en(m.group(2).lower()) if m else None
+
+
+_DAY_WORDS = re.compile(r"\b(yesterday|today|tonight|this (morning|afternoon|evening)|last night)\b|어제|오늘|그저께|그제|아까|방금|어젯밤", re.I)
+_HABIT = re.compile(r"\b(every|usually|always|often|most (days|nights|mornings)|each|daily|weekly|nowadays|these days|lately|still)\b|매일|매주|매달|보통|항상|맨날|자주|마다|요즘|(?<![가-힣])늘|계속|고 있|중이|째", re.I)
+_EN_PAST = re.compile(r"(?:^|\b(?:i|we|i just|we just)\s+)(\w+ed|had|went|ate|got|made|saw|met|took|came|ran|slept|spent|did|was|were|bought|sold|left|told|found|caught|drank|read|wrote|won|lost|paid)\b", re.I)
+
+
+def _episodic(s: str, ko: bool, morphs: Sequence[tuple[str, str]], switch: bool, ending: bool) -> bool:
+    """A one-off event, not a state: said of a given day, or in the past tense
+    without a habit, a switch or an ending."""
+    if switch or ending or _HABIT.search(s):
+        return False
+    if _DAY_WORDS.search(s):
+        return True
+    if ko:
+        return any(t == "EP" and f in ("었", "았", "였", "었었", "았었") for f, t in morphs)
+    return _EN_PAST.search(s) is not None
+
+
+_CLAUSE = re.compile(r"[,.;!?…]+|\s(?:and|but|so|then)\s|(?<=[가-힣])(?:고|는데|지만|어서|아서|서)\s")
+
+
+def _renewal(s: str, cues: dict, tokenizer) -> bool:
+    """Some clause states the present positively, with a change cue and
+    something of its own ("..., it's all pottery now"; not "so it's just me now")."""
+    for clause in _CLAUSE.split(s):
+        if clause and (cues["change"].search(clause) or cues["switch"].search(clause)) \
+                and not cues["negation"].search(clause) and not cues["ending"].search(clause) \
+                and any(not _generic(t) for t in tokenizer.tokens(clause)):
+            return True
+    return False
+
+
+# Korean verbs of switching, by lemma: "갈아탐", "갈아탔어", "갈아타고" are one verb
+_KO_SWITCH_LEMMAS = frozenset({"갈아타", "바꾸", "옮기", "넘어오", "넘어가", "이사", "이직", "전직", "등록", "구입", "장만", "입사", "취직",
+                               "합격", "올리", "내리", "늘리", "줄이", "시작", "차리", "개업", "창업"})
+
+
+def read(text: str, tokenizer) -> Reading:
+    """How ``text`` is said (see ``Reading``)."""
+    s = text.strip()
+    s_bare = re.sub(r"[\s:;()\-^~!.*]*([:;][-']?[()DPp]|[\U0001F300-\U0001FAFF\u2600-\u27BF]+)[\s!.~]*$", "", s) or s  # a closing emoticon
+    ko = _is_korean(s)
+    cues = _KO if ko else _EN
+    morphs = _morphs(tokenizer, s) if ko else ()
+
+    def has(name: str) -> bool:
+        return cues[name].search(s) is not None or (s_bare != s and cues[name].search(s_bare) is not None)
+
+    kind = "fact"
+    if not s:
+        kind = "filler"
+    elif has("question"):
+        kind = "question"
+    elif has("greeting"):
+        kind = "greeting"
+    elif has("thanks") and len(s) < 40:
+        kind = "thanks"
+    elif has("filler") or (not ko and has("reaction")):
+        kind = "filler"
+    elif has("request"):
+        kind = "request"
+    elif not ko and has("small-talk") and not cues["first_person"].search(s):
+        kind = "small-talk"  # "it's so gross out today": about no one
+    elif has("hypothetical") or (ko and any(t == "EC" and f.endswith("면") for f, t in morphs)):
+        kind = "hypothetical"
+    subject = _ko_subject(s, morphs) if ko else _en_subject(s)
+    additive = has("additive") or (ko and any(f == "도" and t == "JX" for f, t in morphs))
+    past = has("past") or (ko and any(t == "EP" and f in ("었었", "았었") for f, t in morphs))
+    if kind == "fact" and ko and subject is None and not cues["first_person"].search(s) \
+            and any(t == "EF" and f in ("네", "구나", "군", "군요", "네요") for f, t in morphs[-3:]):
+        kind = "small-talk"  # "벌써 12월이네": a remark about the world, no one it is about
+    switch = has("switch") or any(f in _KO_SWITCH_LEMMAS for f, _ in morphs)
+    tokens = tokenizer.tokens(s)
+    own = set(tokenizer.tokens(subject)) if subject else set()  # "민수" in every fact about 민수 says nothing
+    content = frozenset(t for t in tokens if not _generic(t) and t not in own)
+    if ko:
+        proper = {f.lower() for f, t in morphs if t in ("NNP", "SL")}
+    else:  # capitalised words past the first (a sentence's first word is capitalised anyway)
+        proper = {w.lower() for w in re.findall(r"(?<=[\s(\"'])([A-Z][A-Za-z0-9]+)", s[1:])} | set(re.findall(r"\b[A-Za-z]*\d+[A-Za-z0-9]*\b", s))
+    # a name said to someone ("No doubts, Caroline.", "Hey Mel, ...") addresses them, it is not what the sentence is about
+    vocative = {w.lower() for w in re.findall(r"(?:^|[,!.?]\s*)([A-Z][a-z]+)\s*[,!.?]|,\s*([A-Z][a-z]+)\s*$", s) for w in w if w}
+    voc_tokens = {t for v in vocative for t in tokenizer.tokens(v)}
+    content = frozenset(t for t in content if t not in voc_tokens)
+    names = frozenset(t for t in content for p in proper for t2 in tokenizer.tokens(p) if t == t2)
+    return Reading(text=s, kind=kind, names=names, subject=subject, negated=has("negation"), past=past, plan=has("plan"),
+                   change=has("change") or has("switch") or any(f in _KO_SWITCH_LEMMAS for f, _ in morphs), switch=switch, episodic=_episodic(s, ko, morphs, switch, has("ending")), renewal=_renewal(s, cues, tokenizer), ending=has("ending"), additive=additive, still=has("still"),
+                   predicate=_predicate(morphs, s), content=content)
+
+
+__all__ = ["NON_FACT", "Reading", "read"]

@@ -1,0 +1,156 @@
+"""Facts and updates on natural speech: how a sentence is said (``statements``),
+what it does to the nearest facts (``updates``), and the engine doing both.
+
+The sentences here are written for these tests, not taken from the natural
+suite (whose test part is frozen and only reported).
+"""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from naia_memory.cognition.statements import read
+from naia_memory.cognition.updates import Known, SlotWeights, decide, pick_slot
+from naia_memory.contract import DecisionOp
+
+
+@pytest.mark.parametrize("text,kind", [
+    ("Could you book a table for two?", "question"),
+    ("any tips for a first marathon", "question"),
+    ("hey there!", "greeting"),
+    ("good night :)", "greeting"),
+    ("thanks a ton", "thanks"),
+    ("lol ok", "filler"),
+    ("draft an email to my landlord", "request"),
+    ("if the offer comes through I'd move to Denver", "hypothetical"),
+    ("it's pouring outside", "small-talk"),
+    ("I coach a kids' soccer team on Saturdays", "fact"),
+    ("switched my phone plan to Mint", "fact"),
+    ("내일 날씨 어때?", "question"),
+    ("안녕하세요!", "greeting"),
+    ("오 고마워", "thanks"),
+    ("ㅋㅋㅋ", "filler"),
+    ("이 문장 좀 고쳐줘", "request"),
+    ("돈 많으면 제주도 가서 살고 싶다", "hypothetical"),
+    ("벌써 겨울이구나", "small-talk"),
+    ("퇴근하고 매일 수영장 가", "fact"),
+])
+def test_what_kind_of_sentence(tokenizer, text, kind):
+    assert read(text, tokenizer).kind == kind
+
+
+@pytest.mark.parametrize("text,subject", [
+    ("My cousin Leo just opened a bakery", "Leo"),
+    ("my sister teaches math", "sister"),
+    ("Leo and I went climbing", None),  # "X and I": the speaker
+    ("Trained for an hour at the gym", None),  # a capital opens the sentence, not a name
+    ("우리 형 준호는 부산에서 일해", "준호"),
+    ("엄마 요즘 요가 다니셔", "엄마"),
+    ("수영은 월수금에 가", None),  # a topic that is a thing, not a person
+])
+def test_who_the_sentence_is_about(tokenizer, text, subject):
+    assert read(text, tokenizer).subject == subject
+
+
+def test_cues_of_the_language(tokenizer):
+    r = read("I quit the choir, joined a hiking club instead", tokenizer)
+    assert r.ending and r.switch and r.renewal
+    assert read("I also play the ukulele", tokenizer).additive
+    assert read("바이올린도 배워", tokenizer).additive  # the particle 도
+    assert read("I used to live in Osaka", tokenizer).past
+    assert read("어릴 때 부산 살았었어", tokenizer).past  # the retrospective 었었
+    assert read("still at the same gym", tokenizer).still
+    assert read("I'm moving to Lyon next month", tokenizer).plan
+    assert read("I had pasta for dinner yesterday", tokenizer).episodic
+    assert not read("I run every morning", tokenizer).episodic
+
+
+def _verdict(tokenizer, e5, olds, new, w=SlotWeights()):
+    vecs = e5.embed_passages(list(olds) + [new])
+    known = [Known(f"f{i}", read(t, tokenizer), None, float(vecs[i] @ vecs[-1])) for i, t in enumerate(olds)]
+    return decide(read(new, tokenizer), None, known, w)
+
+
+@pytest.mark.parametrize("olds,new,op,target", [
+    (["I play bass in a band"], "I left the band last month", "delete", "f0"),
+    (["I commute by train"], "switched to biking to work, the train got too crowded", "supersede", "f0"),
+    (["I sing in a church choir"], "I quit the choir, joined a hiking club instead", "supersede", "f0"),
+    (["나 LG전자에서 마케팅 담당하고 있어"], "LG 퇴사하고 카페 차렸어", "supersede", "f0"),
+    (["주말마다 한강에서 자전거 타"], "자전거 팔았어. 이제 주말엔 그냥 쉬어", "supersede", "f0"),
+    (["I play the piano"], "I also play the ukulele", "add", None),
+    (["I live in Osaka"], "I used to live in Kyoto as a student", "add", None),
+    (["I'm learning Spanish"], "I'm thinking about learning Italian too", "add", None),  # hypothetical: read as not a fact
+    (["I run every morning"], "still running every morning, 5k a day", "reaffirm", "f0"),
+])
+def test_what_a_new_statement_does(tokenizer, e5, olds, new, op, target):
+    r = read(new, tokenizer)
+    if not r.is_fact:  # the engine never judges a non-fact; nothing changes
+        assert op == "add"
+        return
+    v = _verdict(tokenizer, e5, olds, new)
+    assert (v.op, v.target_id) == (op, target), v
+
+
+def test_the_slot_is_the_nearest_fact_about_the_same_thing(tokenizer, e5):
+    olds = ["I had a burger for lunch", "I drive a Honda Civic", "My favorite band is Radiohead"]
+    new = "Sold the Civic, driving a Model Y now"
+    vecs = e5.embed_passages(olds + [new])
+    known = [Known(f"f{i}", read(t, tokenizer), None, float(vecs[i] @ vecs[-1])) for i, t in enumerate(olds)]
+    assert pick_slot(read(new, tokenizer), None, known, SlotWeights()).id == "f1"
+    # a one-off event is never a slot, however close
+    assert all(k.id != "f0" for k in [pick_slot(read("had a salad for lunch instead", tokenizer), None, known, SlotWeights())] if k)
+
+
+def test_engine_updates_outside_the_attribute_list_and_logs_what_is_not_a_fact(make_system, t0):
+    m = make_system()
+    m.encode(content="I play bass in a band called Low Tide", role="user", now=t0)
+    m.encode(content="thanks!", role="user", now=t0 + timedelta(minutes=1))
+    m.encode(content="would you recommend a good amp?", role="user", now=t0 + timedelta(minutes=2))
+    rep = m.consolidate(now=t0 + timedelta(minutes=5))
+    skips = [d for d in rep.decisions if d.op is DecisionOp.SKIP]
+    assert {d.reason for d in skips} >= {"not a fact: question"}, [(d.candidate, d.reason) for d in rep.decisions]
+    band = next(d for d in rep.decisions if d.op is DecisionOp.ADD and "Low Tide" in d.candidate)
+    m.encode(content="I left Low Tide last month, too much drama", role="user", now=t0 + timedelta(days=30))
+    rep2 = m.consolidate(now=t0 + timedelta(days=30, minutes=5))
+    ops = [(d.op, d.target_id) for d in rep2.decisions]
+    assert (DecisionOp.DELETE, band.fact_id) in ops, [(d.op, d.reason, d.candidate) for d in rep2.decisions]
+    assert band.fact_id not in {h.id for h in m.facts()}  # no longer current ...
+    assert band.fact_id in {h.id for h in m.facts(include_inactive=True)}  # ... but never lost
+
+
+def test_a_named_persons_fact_is_theirs_and_is_updated_as_theirs(make_system, t0):
+    m = make_system()
+    m.encode(content="My brother Sam works at a bakery downtown", role="user", now=t0)
+    m.encode(content="I work at a law firm", role="user", now=t0 + timedelta(minutes=1))
+    m.consolidate(now=t0 + timedelta(minutes=5))
+    subjects = {h.content: h.metadata["subject"] for h in m.facts()}
+    assert subjects["My brother Sam works at a bakery downtown"].endswith("Sam")
+    assert subjects["I work at a law firm"] == "user"
+    m.encode(content="Sam quit the bakery, he's a barista at a cafe now", role="user", now=t0 + timedelta(days=3))
+    rep = m.consolidate(now=t0 + timedelta(days=3, minutes=5))
+    changed = [d for d in rep.decisions if d.op in (DecisionOp.UPDATE, DecisionOp.DELETE)]
+    assert changed and all("bakery downtown" in m.store.get(d.target_id).content for d in changed)
+    assert "I work at a law firm" in {h.content for h in m.facts()}  # the user's own job is untouched
+
+
+def test_the_earlier_rules_stay_available_to_compare(make_system, t0):
+    m = make_system(fact_rules="attributes")
+    m.encode(content="I play bass in a band", role="user", now=t0)
+    m.consolidate(now=t0 + timedelta(minutes=5))
+    m.encode(content="I left the band last month", role="user", now=t0 + timedelta(days=1))
+    rep = m.consolidate(now=t0 + timedelta(days=1, minutes=5))
+    assert not [d for d in rep.decisions if d.op in (DecisionOp.UPDATE, DecisionOp.DELETE)]  # the list had no "band"
+    with pytest.raises(ValueError, match="fact_rules"):
+        from naia_memory.config import EngineConfig
+
+        EngineConfig.from_mapping({"fact_rules": "magic"})
+
+
+def test_a_fact_keeps_its_time_resolved_against_when_it_was_said(make_system, t0):
+    m = make_system()
+    m.encode(content="I've been learning the cello for 8 months", role="user", now=t0)
+    m.consolidate(now=t0 + timedelta(minutes=5))
+    (fact,) = [h for h in m.facts() if "cello" in h.content]
+    start, end = fact.metadata["when"][0]
+    assert start.startswith("2025-05") and end.startswith("2026-01")  # t0 is 2026-01-01
