@@ -279,3 +279,58 @@ def test_ablation_variants_share_one_embedder_and_reembed_nothing(monkeypatch):
     assert seen["passages"] and len(seen["passages"]) == len(set(seen["passages"]))  # no text embedded twice
     assert seen["queries"] and len(seen["queries"]) == len(set(seen["queries"]))
     assert cache.hits > 0
+
+
+def test_lifecycle_does_not_count_the_utterance_that_ended_a_value():
+    said = "Sold the Civic, I'm driving a Model 3 now"
+    assert not asserts(said, "Civic", None, enders=[said])
+    assert not asserts("Sold the Civic,", "Civic", None, enders=[said])  # a sentence of it
+    assert asserts("I drive a Honda Civic", "Civic", None, enders=[said])  # the old statement still asserts
+
+
+def test_natural_suites_split_once_and_load_without_overlap():
+    from experiments.suites import natural
+
+    for load, min_n in ((natural.update_cases, 330), (natural.statements, 240), (natural.lifecycle_scripts, 30)):
+        dev, test, every = load("dev"), load("test"), load("all")
+        ids = (lambda xs: {getattr(x, "case_id", None) or getattr(x, "id", None) or x.script_id for x in xs})
+        assert len(every) >= min_n and ids(dev).isdisjoint(ids(test)) and ids(dev) | ids(test) == ids(every)
+        assert {getattr(x, "lang") for x in dev} == {"ko", "en"} == {getattr(x, "lang") for x in test}
+    cases = natural.update_cases("all")
+    assert sum(not c.listed for c in cases) >= len(cases) / 2  # half outside the rules' attribute list
+    assert sum(1 for s in natural.lifecycle_scripts("all") for _ in s.steps) >= 100
+    with pytest.raises(ValueError, match="split"):
+        natural.update_cases("train")
+
+
+def test_extraction_metrics_hand_computed():
+    from experiments.tasks.extraction import score, subject_matches
+
+    rows = [
+        {"declarative": True, "covered": True, "stored": True, "skips": [], "subject_ok": True, "time": "어제", "time_resolved": True},
+        {"declarative": True, "covered": False, "stored": True, "skips": [], "subject_ok": None, "time": None, "time_resolved": False},
+        {"declarative": True, "covered": True, "stored": True, "skips": [], "subject_ok": False, "time": "in June", "time_resolved": False},
+        {"declarative": False, "covered": False, "stored": True, "skips": [("hi", "greeting")], "subject_ok": None, "time": None, "time_resolved": False},
+        {"declarative": False, "covered": False, "stored": False, "skips": [], "subject_ok": None, "time": None, "time_resolved": False},
+        {"declarative": False, "covered": True, "stored": True, "skips": [], "subject_ok": None, "time": None, "time_resolved": False},
+    ]
+    s = score(rows)
+    assert s["coverage"] == pytest.approx(2 / 3) and s["rejection"] == pytest.approx(2 / 3)
+    assert s["refusal_logged"] == 1.0  # one SKIP with a reason, one declined by the gate
+    assert s["subject_accuracy"] == pytest.approx(1 / 2) and s["time_resolved"] == pytest.approx(1 / 2)
+    assert subject_matches("user", "user") and not subject_matches("user", "user/Jake")
+    assert subject_matches("Maya", "user/maya") and subject_matches("언니", "user/언니") and not subject_matches("Maya", "user")
+
+
+def test_extraction_task_runs_on_the_engine(make_system, tmp_path):
+    from experiments.suites.natural import LabelledStatement
+    from experiments.tasks.extraction import run_extraction
+
+    items = [LabelledStatement("a", "en", "I teach piano to kids on weekends", True, None, "user", None, "dev"),
+             LabelledStatement("b", "en", "can you suggest a good metronome app?", False, "question", None, None, "dev"),
+             LabelledStatement("c", "ko", "우리 오빠 현우는 다음 달에 결혼해", True, None, "현우", "다음 달", "dev")]
+    made = iter(range(10))
+    out = run_extraction(lambda: make_system(path=tmp_path / f"ex{next(made)}.json"), items)
+    m = out["metrics"]
+    assert m["applicable"] and m["coverage"] == 1.0 and m["rejection"] == 1.0 and m["refusal_logged"] == 1.0
+    assert m["subject_accuracy"] == 1.0 and m["time_resolved"] == 1.0

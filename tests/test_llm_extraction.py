@@ -69,3 +69,45 @@ def test_scripted_llm_runs_out_loudly():
     llm.complete([])
     with pytest.raises(LLMError):
         llm.complete([])
+
+
+def test_the_llm_update_filter_is_scored_on_the_natural_suite(tmp_path, tokenizer, t0):
+    """The LLM path (AIDA's ADD/UPDATE/DELETE/NOOP against the three nearest,
+    over real HTTP) runs through the same contradiction task as the offline
+    rules. Scripted models stand in for the remote one: one that answers
+    each case's label (it must read the numbered EXISTING list to find the
+    target, as a model would) scores perfectly, one that always answers ADD
+    finds nothing; the task tells them apart."""
+    from experiments.suites import natural
+    from experiments.tasks.contradiction import run_contradiction
+    from naia_memory.llm.contradiction_filter import LLMContradictionFilter
+
+    cases = natural.update_cases("dev")[:24]
+
+    def oracle(msgs):
+        user = msgs[-1]["content"]
+        new = user.split("\n", 1)[0].removeprefix("NEW: ")
+        listing = user.split("EXISTING:\n", 1)[1].splitlines()
+        for c in cases:
+            if new in c.new and c.expected != "keep":
+                target = c.existing[c.target]
+                for line in listing:
+                    num, text = line.split(". ", 1)
+                    if text in target or target in text:
+                        return json.dumps({"op": "UPDATE" if c.expected == "update" else "DELETE", "target": int(num)})
+        return '{"op": "ADD", "target": null}'
+
+    scores = {}
+    for name, chat in (("oracle", oracle), ("always-add", lambda msgs: '{"op": "ADD", "target": null}')):
+        with openai_server(chat=chat) as url:
+            made = iter(range(100))
+            client = OpenAICompatChat(base_url=url, model="tiny")
+
+            def make():
+                return MemorySystem(store=LocalStore(tmp_path / f"{name}-{next(made)}.json"), embedder=HashingEmbedder(),
+                                    tokenizer=tokenizer, contradiction_filter=LLMContradictionFilter(client))
+
+            scores[name] = run_contradiction(make, cases)["metrics"]
+    assert scores["oracle"]["applicable"] and scores["oracle"]["fpr"] == 0.0
+    assert scores["oracle"]["recall"] >= 0.9 and scores["oracle"]["precision"] == 1.0
+    assert scores["always-add"]["recall"] == 0.0 and scores["always-add"]["fpr"] == 0.0
