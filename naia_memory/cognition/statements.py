@@ -93,7 +93,7 @@ _KO = {
     "question": re.compile(r"\?\s*$|(니|냐|까|나요|가요|죠|지요|을래|ㄹ래|어때|뭐야|뭔데|인가)\s*[?.!~]*\s*$"),
     "greeting": re.compile(r"^\s*(안녕|하이|헬로|반가워|반갑습니다|좋은 아침|잘 자|굿모닝|굿나잇|다녀왔어|왔어|나 왔어|또 왔어)+\s*[!~.ㅎㅋ]*\s*(하세요|하십니까)?[!~.ㅎㅋ]*\s*$"),
     "thanks": re.compile(r"^\s*(오|아|와|진짜|정말|넘|너무)?\s*(고마워|고맙|감사|땡큐|ㄳ|ㄱㅅ)|^\s*(큰\s*)?(도움|도움이)\s*(많이\s*)?(됐|되었|돼)"),
-    "filler": re.compile(r"^\s*([ㅋㅎㅠㅜ]+|응+|어+|네+|예|그래|그렇구나|아하+|오케이|오키|ㅇㅇ|ㅇㅋ|헐|대박|와+|음+|아+|좋아|알겠어|알았어|맞아)\s*[!~.?ㅋㅎ]*\s*$"),
+    "filler": re.compile(r"^(\s*([ㅋㅎㅠㅜ]+|응+|어+|네+|예|그래|그렇구나|아하+|오케이|오키|ㅇㅇ|ㅇㅋ|헐|대박|와+|음+|아+|좋아|알겠어|알았어|맞아)\s*[!~.?ㅋㅎ,]*)+\s*$"),
     "request": re.compile(r"(줘\s*[.!?~]*\s*$|주세요\s*[.!?~]*\s*$|해\s?줘|해\s?주세요|알려\s?줘|알려\s?주세요|추천해|찾아\s?줘|부탁|줄래|주실래요|해\s?줄\s?수|보여\s?줘|정리해|써\s?줘|만들어\s?줘|기억해\s?줘|잡아\s?줘)"),
     "hypothetical": re.compile(r"(만약|만일|혹시|으면 좋겠|했으면|할까|갈까|볼까|살까|고민|싶어|싶다|싶은데|생각 중|생각중|지도 몰라|수도 있|려나|나 봐)"),
     "plan": re.compile(r"(예정|계획|할 거야|갈 거야|할거야|갈거야|ㄹ 거야|다음 주|다음주|다음 달|다음달|내년|내일|곧|하기로 했|가기로 했|려고)"),
@@ -269,6 +269,8 @@ def read(text: str, tokenizer) -> Reading:
     tokens = tokenizer.tokens(s)
     own = set(tokenizer.tokens(subject)) if subject else set()  # "민수" in every fact about 민수 says nothing
     content = frozenset(t for t in tokens if not _generic(t) and t not in own)
+    if not content and ko:  # Kiwi can split a noun it does not know ("채식" -> 채/NNB 식/XSN): keep the words
+        content = frozenset(w for w in re.findall(r"[가-힣]{2,}", s) if not _generic(w) and w not in own and not cues["negation"].search(w + " "))
     if ko:
         proper = {f.lower() for f, t in morphs if t in ("NNP", "SL")}
     else:  # capitalised words past the first (a sentence's first word is capitalised anyway)
