@@ -79,6 +79,14 @@ class EngineConfig:
             m["importance"] = ImportanceConfig(**m["importance"])
         if "decay_params" in m and isinstance(m["decay_params"], Mapping):
             m["decay_params"] = DecayParams(**m["decay_params"])
+        for f in fields(cls):  # a float where an int belongs fails far away, inside numpy: say so here
+            if f.name not in m or f.type not in ("bool", "int", "float", "str"):
+                continue
+            v, want = m[f.name], f.type
+            ok = (isinstance(v, bool) if want == "bool" else isinstance(v, str) if want == "str"
+                  else not isinstance(v, bool) and (isinstance(v, int) if want == "int" else isinstance(v, (int, float))))
+            if not ok:
+                raise ValueError(f"engine setting {f.name!r} must be {want}, got {v!r} ({type(v).__name__})")
         cfg = cls(**m)
         if cfg.fusion not in ("relative", "rrf"):
             raise ValueError(f"unknown fusion {cfg.fusion!r}; use 'relative' or 'rrf'")

@@ -110,3 +110,9 @@ def test_engine_config_rejects_unknown_keys_and_empty_recall():
     with pytest.raises(ValueError, match="at least one"):
         EngineConfig.from_mapping({"vector": False, "bm25": False})
     assert EngineConfig.from_mapping({"importance": {"w_emotion": 0.4}}).importance.w_emotion == 0.4
+    # a wrong type is refused where it is given, not deep inside numpy later
+    with pytest.raises(ValueError, match="'candidate_k' must be int"):
+        EngineConfig.from_mapping({"candidate_k": 100.0})
+    with pytest.raises(ValueError, match="'mmr' must be bool"):
+        EngineConfig.from_mapping({"mmr": "yes"})
+    assert EngineConfig.from_mapping({"time_weight": 1}).time_weight == 1  # an int is a fine float
