@@ -251,6 +251,21 @@ def markdown(fr: Frames) -> str:
     return "\n".join(parts)
 
 
+# experiments drawn as grouped bars of rates in [0, 1]: title, metrics
+BAR_METRICS = {
+    "extraction": ("Fact extraction", ("coverage", "rejection", "subject_accuracy", "time_resolved")),
+    "contradiction": ("Contradiction filter", ("precision", "recall", "fpr")),
+}
+
+
+def _grouped_bars(ax, names: list[str], series: dict[str, list[float]]) -> None:
+    """One group of bars per variant, one bar per metric."""
+    width = 0.8 / max(1, len(series))
+    for j, (label, vals) in enumerate(series.items()):
+        ax.bar([i + j * width for i in range(len(names))], vals, width, label=label)
+    ax.set_xticks([i + width * (len(series) - 1) / 2 for i in range(len(names))], names)
+
+
 def plots(fr: Frames, out_dir: Path) -> list[Path]:
     """One PNG per (experiment, dataset) that has something to draw; lines are variants."""
     import matplotlib
@@ -317,28 +332,14 @@ def plots(fr: Frames, out_dir: Path) -> list[Path]:
                     xs = mine[mine["measured"] == p]
                     ax.plot(xs["n"].tolist(), xs["recall_p50_ms"].tolist(), MARKERS[i % len(MARKERS)] + "-", color=COLORS[i % len(COLORS)], label=p)
             ax.set(xscale="log", yscale="log", xlabel="memories", ylabel="recall p50 (ms)", title="Recall latency vs memory count")
-        elif exp == "extraction":
+        elif exp in BAR_METRICS:
             ok = rows[[bool(_get(m, "applicable", True)) for _, m in rows.iterrows()]]
             if ok.empty:
                 plt.close(fig)
                 continue
-            width = 0.18
-            names = ok["variant"].tolist()
-            for j, key in enumerate(("coverage", "rejection", "subject_accuracy", "time_resolved")):
-                ax.bar([i + j * width for i in range(len(names))], ok[key].tolist(), width, label=key.replace("_", " "))
-            ax.set_xticks([i + 1.5 * width for i in range(len(names))], names)
-            ax.set(ylim=(0, 1.05), title=f"Fact extraction ({ds})")
-        elif exp == "contradiction":
-            ok = rows[[bool(_get(m, "applicable", True)) for _, m in rows.iterrows()]]
-            if ok.empty:
-                plt.close(fig)
-                continue
-            width = 0.25
-            names = ok["variant"].tolist()
-            for j, key in enumerate(("precision", "recall", "fpr")):
-                ax.bar([i + j * width for i in range(len(names))], ok[key].tolist(), width, label=key)
-            ax.set_xticks([i + width for i in range(len(names))], names)
-            ax.set(ylim=(0, 1.05), title=f"Contradiction filter ({ds})")
+            title, keys = BAR_METRICS[exp]
+            _grouped_bars(ax, ok["variant"].tolist(), {k.replace("_", " "): ok[k].tolist() for k in keys})
+            ax.set(ylim=(0, 1.05), title=f"{title} ({ds})")
         else:
             plt.close(fig)
             continue

@@ -7,6 +7,7 @@ raises ``UnparseableAnswer`` and the engine records UNDECIDED.
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -56,13 +57,15 @@ class StatementContradictionFilter:
 
     name = "statements"
 
-    def __init__(self, tokenizer, weights: SlotWeights | None = None):
+    def __init__(self, tokenizer, weights: SlotWeights | None = None, memo: int = 65536):
         self.tokenizer = tokenizer
         self.weights = weights or SlotWeights()
+        # every new fact is compared with all facts of its subject: read each text once, not once per comparison
+        self._read = functools.lru_cache(maxsize=memo)(lambda text: read(text, self.tokenizer))
 
     def judge(self, new_text: str, attr: Attribute | None, values: frozenset[str], existing: Sequence[FactView]) -> Verdict:
-        known = [Known(f.id, read(f.content, self.tokenizer), f.attribute, f.similarity) for f in existing]
-        return decide(read(new_text, self.tokenizer), attr, known, self.weights)
+        known = [Known(f.id, self._read(f.content), f.attribute, f.similarity) for f in existing]
+        return decide(self._read(new_text), attr, known, self.weights)
 
 
 PROMPT = (

@@ -110,53 +110,47 @@ def _span(day: datetime, rel: str, span: str) -> Window:
     return _year(day.year + shift)
 
 
+# per language: (pattern, numbers, units, weekdays, vague numbers)
+_LANGS = (
+    (_EN, _NUM_EN, _UNIT_EN, _WEEKDAYS_EN, ("few", "couple of")),
+    (_KO, _NUM_KO, _UNIT_KO, _WEEKDAYS_KO, ("몇",)),
+)
+
+
+def _window(g: dict, day: datetime, nums: dict, units: dict, weekdays: dict, vague: tuple[str, ...]) -> Window | None:
+    """The window one match names; Korean-only groups (지난달, 작년 ...) are absent from English matches."""
+    if g.get("dby"):
+        return _days(day - timedelta(days=2), 1)
+    if g.get("yday"):
+        return _days(day - timedelta(days=1), 1)
+    if g.get("today"):
+        return _days(day, 1)
+    if g.get("tmr"):
+        return _days(day + timedelta(days=1), 1)
+    if g.get("rel"):
+        return _span(day, g["rel"], g["span"])
+    if g.get("lastmonth"):
+        return _month(day.year, day.month, -1)
+    for key, shift in (("lastyear", -1), ("thisyear", 0), ("nextyear", 1)):
+        if g.get(key):
+            return _year(day.year + shift)
+    if g.get("unit"):
+        n = re.sub(r"\s+", " ", g["n"].lower())
+        return _ago(day, int(n) if n.isdigit() else nums[n], units[g["unit"].lower()], vague=n in vague)
+    if g.get("wd"):
+        return _past_weekday(day, weekdays[g["wd"].lower()])
+    return None
+
+
 def relative_windows(text: str, said_at: datetime) -> list[Window]:
     """Windows for the relative time expressions in ``text``, read as said at ``said_at``."""
     day = _day0(said_at)
     out: list[Window] = []
-    for m in _EN.finditer(text):
-        g = m.groupdict()
-        if g["dby"]:
-            out.append(_days(day - timedelta(days=2), 1))
-        elif g["yday"]:
-            out.append(_days(day - timedelta(days=1), 1))
-        elif g["today"]:
-            out.append(_days(day, 1))
-        elif g["tmr"]:
-            out.append(_days(day + timedelta(days=1), 1))
-        elif g["rel"]:
-            out.append(_span(day, g["rel"], g["span"]))
-        elif g["unit"]:
-            n = g["n"].lower()
-            n = re.sub(r"\s+", " ", n)
-            out.append(_ago(day, int(n) if n.isdigit() else _NUM_EN[n], _UNIT_EN[g["unit"].lower()], vague=n in ("few", "couple of")))
-        elif g["wd"]:
-            out.append(_past_weekday(day, _WEEKDAYS_EN[g["wd"].lower()]))
-    for m in _KO.finditer(text):
-        g = m.groupdict()
-        if g["dby"]:
-            out.append(_days(day - timedelta(days=2), 1))
-        elif g["yday"]:
-            out.append(_days(day - timedelta(days=1), 1))
-        elif g["today"]:
-            out.append(_days(day, 1))
-        elif g["tmr"]:
-            out.append(_days(day + timedelta(days=1), 1))
-        elif g["rel"]:
-            out.append(_span(day, g["rel"], g["span"]))
-        elif g["lastmonth"]:
-            out.append(_month(day.year, day.month, -1))
-        elif g["lastyear"]:
-            out.append(_year(day.year - 1))
-        elif g["thisyear"]:
-            out.append(_year(day.year))
-        elif g["nextyear"]:
-            out.append(_year(day.year + 1))
-        elif g["unit"]:
-            n = g["n"]
-            out.append(_ago(day, int(n) if n.isdigit() else _NUM_KO[n], _UNIT_KO[g["unit"]], vague=n == "몇"))
-        elif g["wd"]:
-            out.append(_past_weekday(day, _WEEKDAYS_KO[g["wd"]]))
+    for pattern, nums, units, weekdays, vague in _LANGS:
+        for m in pattern.finditer(text):
+            w = _window(m.groupdict(), day, nums, units, weekdays, vague)
+            if w is not None:
+                out.append(w)
     out += calendar_windows(text, said_at)
     return list(dict.fromkeys(out))
 
