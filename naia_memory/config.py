@@ -32,6 +32,7 @@ class EngineConfig:
     attribute: bool = True  # "What is the user's job?" prefers facts filed under job (recall/signals.py)
     time: bool = True  # "in December 2023" prefers memories from then (recall/when.py)
     question: bool = True  # a memory that asks ranks below one that states (recall/signals.py)
+    present: bool = True  # "what's my job now?" prefers the latest relevant memory (recall/present.py)
     profile: bool = True  # "everything about the user" is served from current facts (recall/profile.py)
     decay: bool = True
     strengthen: bool = True
@@ -52,6 +53,7 @@ class EngineConfig:
     time_weight: float = 0.2  # relevance bonus for memories stored in a window the query names
     time_grace_days: float = 7.0  # events are told in the days after they happen
     attribute_weight: float = 0.3  # relevance bonus for facts of an attribute the query names ("job")
+    present_weight: float = 0.2  # the newest candidate's bonus over the oldest, for questions about now
     mmr_lambda: float = 0.7
     min_strength: float = 0.0
     # cognitive adjustment: bounded shares of relevance (recall/adjust.py)
@@ -64,7 +66,7 @@ class EngineConfig:
     importance: ImportanceConfig = field(default_factory=ImportanceConfig)
     decay_params: DecayParams = field(default_factory=DecayParams)
 
-    SWITCHES = ("gate", "consolidation", "context", "vector", "bm25", "graph", "speaker", "attribute", "time", "question", "profile", "decay", "strengthen",
+    SWITCHES = ("gate", "consolidation", "context", "vector", "bm25", "graph", "speaker", "attribute", "time", "question", "present", "profile", "decay", "strengthen",
                 "recall_faded", "collapse", "mmr", "reranker")
 
     @classmethod

@@ -18,6 +18,7 @@ from ..cognition.decay import retention
 from ..cognition.graph import spreading_activation
 from ..cognition.mmr import mmr_matrix
 from ..cognition.rerank import Reranker
+from ..cognition.statements import morphemes
 from ..cognition.tokenize import Tokenizer
 from ..config import EngineConfig
 from ..contract import MemoryKind
@@ -28,6 +29,7 @@ from .adjust import AdjustWeights, Signals, adjustment
 from .collapse import collapse_groups
 from .fusion import DECIMALS, fuse
 from .profile import is_profile_request, profile_score
+from .present import NewerFirst, asks_about_now
 from .signals import asks, named_attributes, named_speakers
 from .relative_time import from_json, relative_windows
 from .when import date_windows, matches_time
@@ -43,6 +45,10 @@ def speaker_of(r: MemoryRecord) -> str | None:
 # and how many of those matched the query better than the record itself (they
 # come first among its sources: "this fact, because of that turn")
 Ranked = tuple[MemoryRecord, float, tuple[MemoryRecord, ...], int]
+
+
+def _stamp(r: MemoryRecord) -> datetime:
+    return r.valid_from or r.created_at
 
 
 def _after(head: list[Ranked], tail: list[Ranked], top_k: int) -> list[Ranked]:
@@ -70,6 +76,7 @@ class RecallPipeline:
         self.config = config
         self.reranker = reranker
         self.entity_index = entity_index
+        self._newer: NewerFirst | None = None  # set per query by _signals when it asks about now
 
     def weights(self) -> AdjustWeights:
         c = self.config
@@ -145,20 +152,25 @@ class RecallPipeline:
                  recs: dict[str, MemoryRecord], now: datetime) -> dict[str, float]:
         """Speaker, attribute and date the query names; memories that only ask."""
         cfg = self.config
+        self._newer = None
 
         def boost(keep, factor: float) -> dict[str, float]:
             return {i: s * factor if keep(recs[i]) else s for i, s in rel.items()}
 
-        if cfg.speaker and cfg.speaker_weight:
-            named = named_speakers(query, {s for r in recs.values() if (s := speaker_of(r))})
-            if named:
-                rel = boost(lambda r: speaker_of(r) in named, 1.0 + cfg.speaker_weight)
+        named = named_speakers(query, {s for r in recs.values() if (s := speaker_of(r))})
+        if cfg.speaker and cfg.speaker_weight and named:
+            rel = boost(lambda r: speaker_of(r) in named, 1.0 + cfg.speaker_weight)
         if cfg.attribute and cfg.attribute_weight:
             attrs = named_attributes(q_tokens, self.tokenizer)
             if attrs:
                 rel = boost(lambda r: r.kind is MemoryKind.FACT and r.attribute in attrs, 1.0 + cfg.attribute_weight)
+        asked = date_windows(query) + relative_windows(query, now) if cfg.time or cfg.present else []
+        if cfg.present and cfg.present_weight and not named and not asked \
+                and asks_about_now(query, morphemes(self.tokenizer, query)):
+            when = {i: _stamp(recs[i]) for i in rel}
+            self._newer = NewerFirst(when, cfg.present_weight)
+            rel = self._newer.apply(rel, when)
         if cfg.time and cfg.time_weight:
-            asked = date_windows(query) + relative_windows(query, now)
             if asked:
                 rel = boost(lambda r: matches_time(r.valid_from or r.created_at, from_json(r.metadata.get("when")), asked,
                                                    cfg.time_grace_days), 1.0 + cfg.time_weight)
@@ -194,7 +206,12 @@ class RecallPipeline:
                 head = self._current_successor(recs[i].metadata["stale_fact"], flt)
                 if head is not None:
                     recs.setdefault(head.id, head)
-                    adjusted[head.id] = max(adjusted.get(head.id, 0.0), rel[i])
+                    inherited = rel[i]
+                    if self._newer is not None:  # a question about now: the successor counts as of its own time
+                        inherited *= self._newer.factor(_stamp(head)) / self._newer.factor(_stamp(recs[i]))
+                        if head.kind is MemoryKind.EPISODE:  # "it ended" answers now only if nothing newer states a value
+                            inherited *= 1.0 - self.config.present_weight
+                    adjusted[head.id] = max(adjusted.get(head.id, 0.0), inherited)
                     prov.setdefault(head.id, list(head.provenance)).append(i)
         ranked = _rank(adjusted)
         return collapse_groups(ranked, prov, {i: recs[i].content for i, _ in ranked})
