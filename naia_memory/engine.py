@@ -8,6 +8,7 @@ real clock; a recall never sees memories created after its ``now``.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from dataclasses import replace
 from datetime import datetime
@@ -566,17 +567,23 @@ class MemorySystem:
         self.close()
 
 
+_SAID_OF_ONESELF = re.compile(r"^\s*(?:(?:i|i'm|i've|my)\b|(?:나|저|난|전|내가|제가)(?:\s|는|도|가))", re.I)
+
+
 def _related(fact: MemoryRecord, subject: str, cand: FactCandidate) -> bool:
     """A fact the new one may update: the same subject's, or one that names the
     person the new one is about ("I live with a roommate, Kev" / "Kev moved out"),
-    or whose person the new one names."""
+    or, when the new one's subject was not found, whose person it names."""
     theirs = str(fact.metadata.get("subject", "user"))
     if theirs == subject:
         return True
     if cand.about and cand.about.lower() in fact.content.lower():
         return True
     who = theirs.split("/", 1)[1] if "/" in theirs else None
-    return bool(who) and who.lower() in cand.content.lower()
+    if cand.about or not who or who.lower() not in cand.content.lower():
+        return False  # the new fact is about someone else ("Jake's girlfriend"), or does not name them
+    # "나 요가 등록했어 민지 따라서": said of oneself, naming a friend; 민지's facts are hers
+    return not _SAID_OF_ONESELF.match(cand.source_sentence or cand.content)
 
 
 def _source_ids(r: MemoryRecord) -> list[str]:

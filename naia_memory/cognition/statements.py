@@ -41,6 +41,7 @@ class Reading:
     predicate: str | None  # the head verb or adjective stem ("live", "살", "타")
     content: frozenset[str]  # content tokens minus cue and generic words: what the sentence is about
     names: frozenset[str] = frozenset()  # tokens of proper nouns ("Civic", "카카오"): values that identify a thing
+    personal: bool = True  # its grammatical subject is the speaker or the person named, not "it", "you", "the event"
 
     @property
     def is_fact(self) -> bool:
@@ -59,12 +60,12 @@ _EN = {
     "filler": re.compile(r"^(\s*(ok(ay)?|k|lol|lmao|haha+|hah|cool|nice|great|yeah|yep|yes|no|nope|sure|hmm+|huh|got it|sounds good|i see|oh|wow|right|alright|fair enough|true|same|omg|ugh|mhm)\s*[!.?~,]*)+\s*([A-Z][a-z]+[!.?~]*)?\s*$", re.I),
     "request": re.compile(r"^\s*(please|pls|can you|could you|would you|will you|tell me|remind me|help me|show me|give me|find me|let me know|recommend|suggest|write|make me|set|book (a|me|an)|translate|summari[sz]e|explain|list|draft|fix|check|calculate|convert|rewrite|proofread)\b", re.I),
     "small-talk": re.compile(r"^\s*((wow|omg|ugh|man|geez|so|oh)[\s,!]+)?(it'?s|it is|it was|there'?s|there are|the (weather|traffic|sky|rain|snow|sun)|traffic|weather|today is|tonight is)\b", re.I),
-    "hypothetical": re.compile(r"\b(if|might|maybe|perhaps|possibly|thinking (about|of)|considering|wondering|would (like|love)|i'?d (like|love)|wish|hope to|hoping to|not sure (if|whether)|should i|in case)\b", re.I),
+    "hypothetical": re.compile(r"\b(if|might|maybe|perhaps|possibly|thinking (about|of)|considering|wondering|would (like|love)|i'?d (like|love)|wish|hope to|hoping to|not sure (if|whether)|should i|in case|want to|wanna|someday|some day|one day|eventually|tempted|debating|torn between|on the fence|lean(ing)? (towards?|to)|toying with|what if|dream(ing)? of|if only)\b", re.I),
     "plan": re.compile(r"\b(going to|gonna|will|i'll|planning to|plan to|about to|next (week|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|tomorrow|soon|starting (next|in))\b", re.I),
     "past": re.compile(r"\b(used to|back when|when i was|as a (kid|child|teen(ager)?)|growing up|in (high school|college|my twenties)|years ago|previously|formerly|back in (the )?\d{2,4}s?|once upon)\b", re.I),
-    "change": re.compile(r"\b(now|nowadays|these days|currently|finally|anymore|(my|our) new|got (a|my) new)\b", re.I),
+    "change": re.compile(r"\b(now|nowadays|these days|currently|finally|anymore|(a|my|our) new|got (a|my) new)\b", re.I),
     "switch": re.compile(r"\b(switched|changed|moved( \w+)?( to| in| into| over| up| down)|turned \d+|increased|decreased|raised|lowered|cut (down|back)|relocated|transferred|started|starting|began|took up|picked up|instead|replaced|upgraded|downgraded|swapped|traded|became|joined|went into|got into|signed up|bought|adopted|got hired|promoted|ported|opened|launched|back (on|to)|down to|up to)\b", re.I),
-    "ending": re.compile(r"(\b(anymore|any more|no longer|quit|quitting|stopped|gave up|left|sold|broke up|split up|retired|dropped( out)?|cancel+ed|ended|got rid of|moved out|done with|no more|wrapped up|fell apart|shut down|took me off|laid off|got fired|(is|'s|are|was) (over|gone|done))\b|n't\b.*\b(anymore|any more)\b)", re.I),
+    "ending": re.compile(r"(\b(anymore|any more|no longer|quit|quitting|stopped|gave up|left|sold|broke up|split up|retired|dropped( out)?|cancel+ed|ended|got rid of|moved out|done with|no more|wrapped up|fell apart|shut down|took me off|laid off|got fired|(is|'s|are|was) (over|gone|done)|totall?ed|wrecked|(was|got) stolen|lost (my|our)|died|passed away|put (him|her|it) down|cut out|cutting out|ditched|dumped|resigned|stepped down|let go|moved on|walked away|unsubscribed|deleted|uninstalled|gave away|rehomed|divorced|separated|graduated|let (it|them|my \w+) lapse|expired|kicked the habit|sober|call(ed)? off|put (him|her|it|them|[A-Z][a-z]+) down|closed (the|my|our)|shelved)\b|n't\b.*\b(anymore|any more)\b)", re.I),
     "additive": re.compile(r"\b(also|as well|another|in addition|additionally|added|second|both|plus)\b|\btoo\b(?=\s*[,.!?)]|\s*$)", re.I),
     "still": re.compile(r"\b(still|as always|as usual|yep still|same as before|remains?)\b", re.I),
     "negation": re.compile(r"\b(not|no|never|none|nobody|nothing)\b|n't\b|\b(anymore|no longer)\b", re.I),
@@ -96,11 +97,11 @@ _KO = {
     "filler": re.compile(r"^(\s*([ㅋㅎㅠㅜ]+|응+|어+|네+|예|그래|그렇구나|아하+|오케이|오키|ㅇㅇ|ㅇㅋ|헐|대박|와+|음+|아+|좋아|알겠어|알았어|맞아)\s*[!~.?ㅋㅎ,]*)+\s*$"),
     "request": re.compile(r"(줘\s*[.!?~]*\s*$|주세요\s*[.!?~]*\s*$|해\s?줘|해\s?주세요|알려\s?줘|알려\s?주세요|추천해|찾아\s?줘|부탁|줄래|주실래요|해\s?줄\s?수|보여\s?줘|정리해|써\s?줘|만들어\s?줘|기억해\s?줘|잡아\s?줘)"),
     "hypothetical": re.compile(r"(만약|만일|혹시|으면 좋겠|했으면|할까|갈까|볼까|살까|고민|싶어|싶다|싶은데|생각 중|생각중|지도 몰라|수도 있|려나|나 봐)"),
-    "plan": re.compile(r"(예정|계획|할 거야|갈 거야|할거야|갈거야|ㄹ 거야|다음 주|다음주|다음 달|다음달|내년|내일|곧|하기로 했|가기로 했|려고)"),
+    "plan": re.compile(r"(예정|계획|할 거야|갈 거야|할거야|갈거야|ㄹ 거야|다음 주|다음주|다음 달|다음달|내년|내일|곧|려고)"),
     "past": re.compile(r"(예전에|옛날에|어릴\s*때|어렸을\s*때|학생\s*때|대학\s*때|그때는|그땐|전에는|한때)"),
     "change": re.compile(r"(이제|요즘|지금은|새로|새 |드디어|됐어|되었|원래)"),
     "switch": re.compile(r"(바꿨|바꿔|바꾸|바꿈|옮겼|옮기|옮김|이사|이직|전직|시작했|시작해|부터|대신|말고|갈아탔|갈아타|넘어왔|넘어갔|등록|샀어|샀다|샀어요|구입|장만|달았|첫 출근|첫출근|입사|취직|합격|생겼)"),
-    "ending": re.compile(r"(더\s*이상|그만|끊었|끊고|끊어|끊은|관뒀|관두|퇴사|헤어졌|헤어짐|팔았|팔고|처분|접었|접고|접으|은퇴|휴학|자퇴|탈퇴|해지|없어졌|졸업|끝냈|끝났|끝내|닫았|닫고|뗐|해제|떠났|나왔|포기)"),
+    "ending": re.compile(r"(더\s*이상|그만|끊었|끊고|끊어|끊은|관뒀|관두|퇴사|헤어졌|헤어짐|팔았|팔고|처분|접었|접고|접으|은퇴|휴학|자퇴|탈퇴|해지|없어졌|졸업|끝냈|끝났|끝내|닫았|닫고|뗐|해제|떠났|나왔|포기|잃어버렸|잃었|도난|폐차|죽었|돌아가셨|무지개\s*다리|이혼|파양|환불|반납|삭제|취소|중단|멈췄|손\s*놨|손\s*뗐|잘렸|짤렸|해고|권고사직|이별|폐업|폐점|문\s*닫)"),
     "additive": re.compile(r"(하나\s*더|추가로|게다가|또\s)"),
     "still": re.compile(r"(아직|여전히|계속|변함없이|그대로)"),
     "negation": re.compile(r"(안\s|안[가-힣]|못\s|않|아니|없어|없다|없습|없고|없는|더\s*이상)"),
@@ -120,7 +121,8 @@ def _generic(tok: str) -> bool:
     return tok in GENERIC_WORDS or tok in _EN_CUE_WORDS or tok in _KO_CUE_FORMS
 
 
-def _morphs(tokenizer, text: str) -> Sequence[tuple[str, str]]:
+def morphemes(tokenizer, text: str) -> Sequence[tuple[str, str]]:
+    """Kiwi's (form, tag) pairs for Korean text; () for other text or a tokenizer without Kiwi."""
     m = getattr(tokenizer, "_morphs", None)
     return m(text) if callable(m) and re.search(r"[가-힣]", text) else ()
 
@@ -184,7 +186,8 @@ def _en_subject(text: str) -> str | None:
     # ("Jake jumped ship", "Dana's been ..."), and is not itself a verb ("Traded the Tesla ...")
     if first in _EN_NOT_NAMES or first.lower().endswith(("ed", "ing")) or not (_EN_THIRD_VERB.match(text) or "'s" in text.split()[0]):
         return None
-    return name
+    whose = re.match(rf"^\s*{re.escape(name)}(?:'s|’s)\s+(?:(?:little|big|older|younger|best|old|new)\s+)?({_EN_RELATION})\b", text, re.I)
+    return f"{name}'s {whose.group(1).lower()}" if whose else name  # "Jake's girlfriend" is not Jake
 
 
 def _predicate(morphs: Sequence[tuple[str, str]], text: str) -> str | None:
@@ -197,19 +200,83 @@ def _predicate(morphs: Sequence[tuple[str, str]], text: str) -> str | None:
 
 _DAY_WORDS = re.compile(r"\b(yesterday|today|tonight|this (morning|afternoon|evening)|last night)\b|어제|오늘|그저께|그제|아까|방금|어젯밤", re.I)
 _HABIT = re.compile(r"\b(every|usually|always|often|most (days|nights|mornings)|each|daily|weekly|nowadays|these days|lately|still)\b|매일|매주|매달|보통|항상|맨날|자주|마다|요즘|(?<![가-힣])늘|계속|고 있|중이|째", re.I)
-_EN_PAST = re.compile(r"(?:^|\b(?:i|we|i just|we just)\s+)(\w+ed|had|went|ate|got|made|saw|met|took|came|ran|slept|spent|did|was|were|bought|sold|left|told|found|caught|drank|read|wrote|won|lost|paid)\b", re.I)
+_EN_PAST = re.compile(r"(?:^|\b(?:i|we|i just|we just)\s+)((?!\w*eed\b)\w+ed|had|went|ate|got|made|saw|met|took|came|ran|slept|spent|did|was|were|bought|sold|left|told|found|caught|drank|read|wrote|won|lost|paid)\b", re.I)
 
 
-def _episodic(s: str, ko: bool, morphs: Sequence[tuple[str, str]], switch: bool, ending: bool) -> bool:
+def _episodic(s: str, ko: bool, morphs: Sequence[tuple[str, str]], switch: bool, ending: bool, change: bool = False) -> bool:
     """A one-off event, not a state: said of a given day, or in the past tense
-    without a habit, a switch or an ending."""
-    if switch or ending or _HABIT.search(s):
+    without a habit, a switch, an ending or a word for now ("shelved the app,
+    now I'm building a bot" tells the present)."""
+    if switch or ending or change or _HABIT.search(s):
         return False
     if _DAY_WORDS.search(s):
         return True
     if ko:
         return any(t == "EP" and f in ("었", "았", "였", "었었", "았었") for f, t in morphs)
     return _EN_PAST.search(s) is not None
+
+
+def _ko_mood(morphs: Sequence[tuple[str, str]]) -> str | None:
+    """The mood Korean marks in its endings (Kiwi's tags), whatever the verb:
+    a condition (-면), a wondering (-ㄹ까, -ㄹ지), a wish (-고 싶-), a
+    possibility (-ㄹ 수도 있-) are "hypothetical"; a future (-ㄹ 거-), an
+    intention (-겠-, -어야지) are "plan"; else None. (-기로 했다, "decided
+    to", takes effect when said: "해산물은 먹기로 했어" is today's diet.)"""
+    tags = list(morphs)
+    for i, (f, t) in enumerate(tags):
+        nxt = tags[i + 1] if i + 1 < len(tags) else ("", "")
+        after = tags[i + 2] if i + 2 < len(tags) else ("", "")
+        if t == "EC" and f.endswith("면") or t in ("EC", "EF") and f in ("ᆯ까", "을까", "ᆯ지", "을지", "ᆯ지도") \
+                or t == "VX" and f == "싶" or t == "ETM" and f in ("ᆯ", "을") and nxt[0] == "수" and after[0] == "도":
+            return "hypothetical"
+    for i, (f, t) in enumerate(tags):
+        nxt = tags[i + 1] if i + 1 < len(tags) else ("", "")
+        if t == "ETM" and f in ("ᆯ", "을") and nxt == ("거", "NNB") or t == "EP" and f == "겠" \
+                or t == "EF" and f in ("어야지", "아야지"):
+            return "plan"
+    return None
+
+
+_DENIED = {True: re.compile(r"(못|안|절대)\s*$"), False: re.compile(r"\b(can'?t|cannot|won'?t|never|not|wouldn'?t|couldn'?t)\s+(\w+\s+)?$", re.I)}
+_SELF_NEGATING = re.compile(r"(anymore|any more|no longer|no more|더\s*이상)", re.I)
+
+
+def _denied_ending(s: str, cues: dict) -> bool:
+    """Every ending cue in ``s`` is denied: "유튜브 프리미엄은 절대 못 끊어", "I'd never
+    quit climbing". ("anymore", "더 이상" carry their own negation and are never denied.)"""
+    found = [m for m in cues["ending"].finditer(s) if not _SELF_NEGATING.match(m.group(0))]
+    return bool(found) and all(_DENIED[cues is _KO].search(s[: m.start()]) for m in found) \
+        and not any(_SELF_NEGATING.match(m.group(0)) for m in cues["ending"].finditer(s))
+
+
+_EN_SELF = re.compile(r"\b(i|i'm|i've|i'd|i'll|im|ive|we|we're|we've|we'd|my|our)\b", re.I)
+_EN_OTHER_OPENER = re.compile(r"^\W*(it|it's|its|this|that|that's|these|those|there|there's|the|he|he's|she|she's|they|they're|you|you're|you've|your|u|ur|his|her|their|everyone|everybody|people|nothing|something|life|nature)\b", re.I)
+
+
+def _personal(s: str, ko: bool, subject: str | None) -> bool:
+    """Whose state the sentence tells. English marks the subject: "I/we/my ...",
+    or none at all in chat ("switched to oat milk"), is the speaker; a named
+    person is theirs; "It made me reflect", "You found your true self", "The
+    event was great" tell of something or someone else. Korean drops the
+    subject, so every Korean sentence counts as the speaker's."""
+    if ko or subject is not None:
+        return True
+    opener = _EN_OTHER_OPENER.match(s)
+    return opener is None or _EN_SELF.search(s[opener.end():].split(",")[0]) is not None
+
+
+def _plan(s: str, ko: bool, morphs: Sequence[tuple[str, str]], cue: bool) -> bool:
+    """Decided but not done. In Korean "려고" after a completed act is its
+    purpose ("티빙도 가입했어, 야구 보려고": joined, to watch baseball), not a
+    plan; at the end of a sentence of its own it is one ("당분간 좀 쉬려고")."""
+    if ko and _ko_mood(morphs) == "plan":
+        return True
+    if not cue:
+        return False
+    if ko and any(t == "EP" and f in ("었", "았", "였") for f, t in morphs) \
+            and not re.search(r"(예정|계획|거야|거예요|다음 주|다음주|다음 달|다음달|내년|내일|곧)", s):
+        return False
+    return True
 
 
 _CLAUSE = re.compile(r"[,.;!?…]+|\s(?:and|but|so|then)\s|(?<=[가-힣])(?:고|는데|지만|어서|아서|서)\s")
@@ -228,7 +295,7 @@ def _renewal(s: str, cues: dict, tokenizer) -> bool:
 
 # Korean verbs of switching, by lemma: "갈아탐", "갈아탔어", "갈아타고" are one verb
 _KO_SWITCH_LEMMAS = frozenset({"갈아타", "바꾸", "옮기", "넘어오", "넘어가", "이사", "이직", "전직", "등록", "구입", "장만", "입사", "취직",
-                               "합격", "올리", "내리", "늘리", "줄이", "시작", "차리", "개업", "창업"})
+                               "합격", "올리", "내리", "늘리", "줄이", "시작", "차리", "개업", "창업", "바뀌", "가입", "돌아오", "돌아가"})
 
 
 def read(text: str, tokenizer) -> Reading:
@@ -237,7 +304,7 @@ def read(text: str, tokenizer) -> Reading:
     s_bare = re.sub(r"[\s:;()\-^~!.*]*([:;][-']?[()DPp]|[\U0001F300-\U0001FAFF\u2600-\u27BF]+)[\s!.~]*$", "", s) or s  # a closing emoticon
     ko = _is_korean(s)
     cues = _KO if ko else _EN
-    morphs = _morphs(tokenizer, s) if ko else ()
+    morphs = morphemes(tokenizer, s) if ko else ()
 
     def has(name: str) -> bool:
         return cues[name].search(s) is not None or (s_bare != s and cues[name].search(s_bare) is not None)
@@ -257,7 +324,7 @@ def read(text: str, tokenizer) -> Reading:
         kind = "request"
     elif not ko and has("small-talk") and not cues["first_person"].search(s):
         kind = "small-talk"  # "it's so gross out today": about no one
-    elif has("hypothetical") or (ko and any(t == "EC" and f.endswith("면") for f, t in morphs)):
+    elif has("hypothetical") or (ko and _ko_mood(morphs) == "hypothetical"):
         kind = "hypothetical"
     subject = _ko_subject(s, morphs) if ko else _en_subject(s)
     additive = has("additive") or (ko and any(f == "도" and t == "JX" for f, t in morphs))
@@ -266,6 +333,7 @@ def read(text: str, tokenizer) -> Reading:
             and any(t == "EF" and f in ("네", "구나", "군", "군요", "네요") for f, t in morphs[-3:]):
         kind = "small-talk"  # "벌써 12월이네": a remark about the world, no one it is about
     switch = has("switch") or any(f in _KO_SWITCH_LEMMAS for f, _ in morphs)
+    ending = has("ending") and not _denied_ending(s, cues)
     tokens = tokenizer.tokens(s)
     own = set(tokenizer.tokens(subject)) if subject else set()  # "민수" in every fact about 민수 says nothing
     content = frozenset(t for t in tokens if not _generic(t) and t not in own)
@@ -280,8 +348,8 @@ def read(text: str, tokenizer) -> Reading:
     voc_tokens = {t for v in vocative for t in tokenizer.tokens(v)}
     content = frozenset(t for t in content if t not in voc_tokens)
     names = frozenset(t for t in content for p in proper for t2 in tokenizer.tokens(p) if t == t2)
-    return Reading(text=s, kind=kind, names=names, subject=subject, negated=has("negation"), past=past, plan=has("plan"),
-                   change=has("change") or has("switch") or any(f in _KO_SWITCH_LEMMAS for f, _ in morphs), switch=switch, episodic=_episodic(s, ko, morphs, switch, has("ending")), renewal=_renewal(s, cues, tokenizer), ending=has("ending"), additive=additive, still=has("still"),
+    return Reading(text=s, kind=kind, names=names, subject=subject, personal=_personal(s, ko, subject), negated=has("negation"), past=past, plan=_plan(s, ko, morphs, has("plan")),
+                   change=has("change") or has("switch") or any(f in _KO_SWITCH_LEMMAS for f, _ in morphs), switch=switch, episodic=_episodic(s, ko, morphs, switch, ending, has("change")), renewal=_renewal(s, cues, tokenizer), ending=ending, additive=additive, still=has("still"),
                    predicate=_predicate(morphs, s), content=content)
 
 

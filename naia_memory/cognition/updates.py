@@ -96,7 +96,8 @@ def pick_slot(new: Reading, new_attr: Attribute | None, known: Sequence[Known], 
     """The fact the new statement is about: one filed under the same attribute
     first (the closest of them), else the first of the three nearest that passes
     ``same_slot``, those sharing a content word ahead of those that do not."""
-    known = [k for k in known if not k.reading.episodic or k.attribute is not None]  # what happened once is not a slot
+    # what happened once, or what was said of something else, is not a slot
+    known = [k for k in known if (not k.reading.episodic or k.attribute is not None) and k.reading.personal]
     if new_attr is not None and not new_attr.multi:
         same = [k for k in known if k.attribute == new_attr.name]
         if same:
@@ -117,6 +118,8 @@ def decide(new: Reading, new_attr: Attribute | None, known: Sequence[Known], w: 
         return Verdict("add", None, "a plan, not yet a change")
     if new.episodic and not new_attr:
         return Verdict("add", None, "a one-off event")
+    if not new.personal:
+        return Verdict("add", None, "about something or someone else, not the subject's own state")
     slot = pick_slot(new, new_attr, known, w)
     if slot is None:
         return Verdict("add", None, "no fact about the same thing")
@@ -128,7 +131,8 @@ def decide(new: Reading, new_attr: Attribute | None, known: Sequence[Known], w: 
     if new.still and not (new.ending or new.switch):
         return Verdict("reaffirm", slot.id, f"restates {what}")
     shared = _shares(new, old)
-    if new.ending or (new.negated and not old.negated and shared):  # a bare "no" next to a fact does not end it
+    # a bare "no" next to a fact does not end it ("I'll never forget it", "it wasn't easy"); "이제 안 피워" does
+    if new.ending or (new.negated and new.change and not old.negated and shared):
         if fresh and (new.switch or new.renewal):  # "quit the band, joined a jazz trio instead"
             return Verdict("supersede", slot.id, f"{what} changed")
         return Verdict("delete", slot.id, f"{what} ended")
