@@ -115,9 +115,53 @@ class KiwiTokenizer:
         return out + [w for w in _english_tokens(text) if len(w) >= 3 and not w.isdigit()]
 
     def sentences(self, text: str) -> list[str]:
+        """Kiwi's sentences, with a Korean afterthought joined to the sentence it
+        completes: a clause that ends in a connective ending of reason ("볼링
+        동호회는 나왔어 / 사람들이랑 안 맞아서") or has no predicate at all
+        ("유기견 입양했어! / 이름은 콩이") says nothing on its own. English prose
+        is split at sentence ends, which Kiwi leaves whole."""
         if not text.strip():
             return []
-        return [s.text for s in self._analyser().split_into_sents(text)]
+        out: list[str] = []
+        pieces = (p for s in self._analyser().split_into_sents(text) for p in _latin_sentences(s.text))
+        for sent in pieces:
+            if out and re.search(r"[가-힣]", sent) and _afterthought(self._morphs(sent)):
+                out[-1] = f"{out[-1]} {sent}"
+            else:
+                out.append(sent)
+        return out
+
+
+_LATIN_STOP = re.compile(r"[.!?]+\s+(?=[\"'(\[]?[A-Z])")
+_ABBREVIATION = re.compile(r"(?:^|\s)(?:[A-Z][a-z]{0,2}|[A-Z](?:\.[A-Z])*|e\.g|i\.e|etc|vs|approx|no)\.$")  # "St.", "Dr.", "U.S.", "e.g."
+
+
+def _latin_sentences(text: str) -> list[str]:
+    """Kiwi leaves English prose whole ("I quit. Then I left." is one sentence);
+    split it where a sentence ends and a capital opens the next, but not after
+    an abbreviation ("a nurse at St. Mary's")."""
+    if re.search(r"[가-힣]", text):
+        return [text]
+    out, start = [], 0
+    for m in _LATIN_STOP.finditer(text):
+        head = text[start:m.start() + len(m.group(0).rstrip())]
+        if _ABBREVIATION.search(head):
+            continue
+        out.append(head.strip())
+        start = m.end()
+    out.append(text[start:].strip())
+    return [p for p in out if p]
+
+
+_REASON_ENDINGS = frozenset({"어서", "아서", "여서", "라서", "서", "니까", "으니까"})  # "…, because …"
+_PREDICATE_TAGS = ("VV", "VA", "VX", "VCP", "VCN", "XSV", "XSA", "EF")
+
+
+def _afterthought(morphs: tuple[tuple[str, str], ...]) -> bool:
+    words = [(f, t) for f, t in morphs if not t.startswith("S")]
+    if not words:
+        return False
+    return words[-1][1] == "EC" and words[-1][0] in _REASON_ENDINGS or not any(t in _PREDICATE_TAGS for _, t in words)
 
 
 @functools.lru_cache(maxsize=8192)
