@@ -92,7 +92,7 @@ def load_data(ds: dict[str, Any]) -> list:
         loader = {"natural-updates": natural.update_cases, "natural-statements": natural.statements,
                   "natural-lifecycle": natural.lifecycle_scripts}[kind]
         try:
-            return loader(ds.get("split", "dev"))
+            return loader(ds.get("split", "dev"), ds.get("batch", "all"))
         except ValueError as e:
             raise ConfigError(str(e)) from None
     if kind == "lifecycle-scripts":

@@ -28,6 +28,7 @@ class Case:
     listed: bool | None = None  # whether that is one of the rules' known attributes (natural suite)
     subject: str = "user"
     split: str | None = None
+    batch: int | None = None  # natural suite: which written batch (1, 2) it came from
 
 
 KO_JOBS = ["디자인 회사", "은행", "게임 회사", "출판사", "병원", "대기업", "광고 회사", "스타트업"]

@@ -39,7 +39,7 @@ def run_case(provider: MemoryProvider, case: Case) -> dict[str, Any]:
     predicted_target = sup[0].target_id if sup else None
     predicted = ("delete" if sup[0].op is DecisionOp.DELETE else "update") if sup else "keep"
     return {"case_id": case.case_id, "lang": case.lang, "category": case.category, "expected": case.expected,
-            "listed": case.listed, "split": case.split, "attr": case.attr,
+            "listed": case.listed, "split": case.split, "batch": case.batch, "attr": case.attr,
             "target": case.target, "predicted": predicted, "setup_ok": all(i is not None for i in ids),
             "correct_target": sup and case.target is not None and ids[case.target] == predicted_target,
             "undecided": undecided, "decisions": [(d.op.value, d.reason) for d in rep.decisions]}
@@ -80,6 +80,8 @@ def run_contradiction(make_provider: Callable[[], MemoryProvider], cases: Iterab
         if r.get("listed") is not None:  # natural suite: attributes the rules know vs. the rest
             groups["attr:" + ("listed" if r["listed"] else "unlisted")].append(r)
             groups[f"lang:{r['lang']}/cat:{r['category']}"].append(r)
+        if r.get("batch") is not None:
+            groups[f"batch:{r['batch']}"].append(r)
     for g, rs in sorted(groups.items()):
         for k, v in score(rs).items():
             metrics[f"{g}/{k}"] = v

@@ -54,7 +54,7 @@ def run_case(provider: MemoryProvider, st: LabelledStatement) -> dict[str, Any]:
             subjects.append(str(h.metadata.get("subject", "user")))
             resolved = resolved or bool(h.metadata.get("when"))
     return {
-        "case_id": st.id, "lang": st.lang, "split": st.split, "text": st.text, "declarative": st.declarative,
+        "case_id": st.id, "lang": st.lang, "split": st.split, "batch": getattr(st, "batch", None), "text": st.text, "declarative": st.declarative,
         "why_not": st.why_not, "subject": st.subject, "time": st.time,
         "stored": res.stored, "gate_reason": None if res.stored else res.reason,
         "facts": [d.candidate for d in facts], "fact_subjects": subjects,
@@ -97,6 +97,8 @@ def run_extraction(make_provider: Callable[[], MemoryProvider], items: Iterable[
     groups: dict[str, list] = defaultdict(list)
     for r in rows:
         groups[f"lang:{r['lang']}"].append(r)
+        if r.get("batch") is not None:
+            groups[f"batch:{r['batch']}"].append(r)
         groups[f"label:{'declarative' if r['declarative'] else r['why_not']}"].append(r)
     for g, rs in sorted(groups.items()):
         for k, v in score(rs).items():

@@ -32,6 +32,14 @@ def asserts(text: str, value: str, current: str | None, enders: Iterable[str] = 
     return _has(text, value) and not is_negated(text) and not (current and _has(text, current))
 
 
+def _rates(probes: list[dict[str, Any]], top_k: int) -> dict[str, float]:
+    def rate(key):
+        vals = [q[key] for q in probes if q[key] is not None]
+        return sum(vals) / len(vals) if vals else 0.0
+    return {"n_probes": len(probes), "current@1": rate("current_top1"), f"current@{top_k}": rate("current_topk"),
+            "stale_returned_rate": rate("stale_returned"), "deleted_returned_rate": rate("deleted_returned")}
+
+
 def run_lifecycle(make_provider: Callable[[], MemoryProvider], scripts: Iterable[Script], *, top_k: int = 5,
                   progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     probes = []
@@ -53,7 +61,8 @@ def run_lifecycle(make_provider: Callable[[], MemoryProvider], scripts: Iterable
                 res = p.recall(query=step.query, top_k=top_k, now=day + timedelta(hours=2))
                 texts = res.contents()
                 probes.append({
-                    "query_id": f"{script.script_id}#{n}", "script": script.script_id, "lang": script.lang, "query": step.query,
+                    "query_id": f"{script.script_id}#{n}", "script": script.script_id, "lang": script.lang,
+                    "batch": getattr(script, "batch", None), "query": step.query,
                     "current": step.current, "stale": list(step.stale), "deleted": list(step.deleted), "returned": texts,
                     "current_top1": None if step.current is None else bool(texts) and _has(texts[0], step.current),
                     "current_topk": None if step.current is None else any(_has(t, step.current) for t in texts),
@@ -64,9 +73,8 @@ def run_lifecycle(make_provider: Callable[[], MemoryProvider], scripts: Iterable
             p.close()
         if progress:
             progress(1)
-    def rate(key):
-        vals = [q[key] for q in probes if q[key] is not None]
-        return sum(vals) / len(vals) if vals else 0.0
-    metrics = {"n_probes": len(probes), "current@1": rate("current_top1"), f"current@{top_k}": rate("current_topk"),
-               "stale_returned_rate": rate("stale_returned"), "deleted_returned_rate": rate("deleted_returned")}
+    metrics = _rates(probes, top_k)
+    for key in ("lang", "batch"):  # per language, and per written batch of the natural suite
+        for g in sorted({q[key] for q in probes if q[key] is not None}, key=str):
+            metrics.update({f"{key}:{g}/{k}": v for k, v in _rates([q for q in probes if q[key] == g], top_k).items()})
     return {"metrics": metrics, "queries": probes, "timings": {}}
