@@ -22,11 +22,13 @@ class EntityGraph:
 
     edges: dict[tuple[str, str], float] = field(default_factory=dict)
     adjacency: dict[str, dict[str, float]] = field(default_factory=dict)
+    changed: set[tuple[str, str]] = field(default_factory=set, repr=False, compare=False)
 
     def _bump(self, a: str, b: str, amount: float) -> None:
         k = _key(a, b)
         w = self.edges.get(k, 0.0) + amount
         self.edges[k] = w
+        self.changed.add(k)  # a journaling store writes only these
         self.adjacency.setdefault(a, {})[b] = w
         self.adjacency.setdefault(b, {})[a] = w
 
@@ -51,11 +53,24 @@ class EntityGraph:
     def to_json(self) -> list[list]:
         return [[a, b, w] for (a, b), w in sorted(self.edges.items())]
 
+    def take_changes(self) -> list[list]:
+        """Edges changed since the last call, with their absolute weights
+        (so replaying them twice is harmless)."""
+        rows = [[a, b, self.edges[(a, b)]] for a, b in sorted(self.changed)]
+        self.changed.clear()
+        return rows
+
+    def set_weights(self, rows: Iterable[list]) -> None:
+        for a, b, w in rows:
+            k = _key(a, b)
+            self._bump(a, b, float(w) - self.edges.get(k, 0.0))
+
     @classmethod
     def from_json(cls, rows: Iterable[list]) -> "EntityGraph":
         g = cls()
         for a, b, w in rows:
             g._bump(a, b, float(w))
+        g.changed.clear()
         return g
 
 

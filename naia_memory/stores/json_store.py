@@ -1,10 +1,16 @@
-"""LocalStore: the whole memory in one JSON file the user can open, back up
-and delete. Search runs in memory (numpy cosine, an inverted BM25 index).
+"""LocalStore: the memory in one JSON file the user can open, back up and
+delete, plus a journal of the commits since that file was last written.
+Search runs in memory (numpy cosine, an inverted BM25 index).
 
-Writes are atomic: the new snapshot goes to a temporary file in the same
-folder, is fsync'd, then renamed over the old one, so a crash leaves either
-the old file or the new one, never half of one. Embeddings are stored as
+A commit appends the changed records and edges to ``<file>.journal``
+(one fsync'd line, O(change)); when the journal outgrows the snapshot, and
+on close, the snapshot is rewritten with everything and the journal dropped
+(amortised O(1) per change, since a rewrite of S bytes follows at least S
+bytes of journal). So after ``close()`` the JSON file alone is the whole,
+human-readable memory. Snapshots are atomic: written to a temporary file in
+the same folder, fsync'd, then renamed over the old one. Embeddings are
 base64 of little-endian float32 (2 KiB for 384-d), not 384 decimal strings.
+One process writes a store at a time (``<file>.lock``).
 """
 from __future__ import annotations
 
@@ -23,10 +29,13 @@ from ..cognition.bm25 import BM25Index
 from ..cognition.graph import EntityGraph
 from ..records import MemoryRecord
 from .cache import RecordCache, check_embedder
+from .journal import Batch, Journal
+from .lock import FileLock
 from .port import SCHEMA_VERSION, RecordFilter, StoreError
 
 DEFAULT_PATH = Path("~/.naia/memory/naia-memory.json")
 FORMAT = "naia-memory"
+MIN_COMPACT_BYTES = 1 << 20  # below this a journal is never worth folding in early
 
 
 def default_path() -> Path:
@@ -80,21 +89,47 @@ class LocalStore:
         self._cache = RecordCache()
         self._bm25 = BM25Index()
         self._log: list[dict[str, Any]] = []
-        self._dirty = False
-        if self.path is not None and Path(self.path).exists():
-            self._load(Path(self.path))
+        self._log_written = 0
+        self._changed: dict[str, bool] = {}  # record id -> its vector changed too
+        self._rewrite = True  # the next commit writes a whole snapshot (new store, new embedder)
+        self._seq = 0
+        self._snapshot_bytes = 0
+        self._lock: FileLock | None = None
+        self._journal: Journal | None = None
+        if self.path is not None:
+            self._lock = FileLock(self.path)
+            self._lock.acquire()
+            try:
+                self._journal = Journal(f"{self.path}.journal")
+                snapshot = Path(self.path)
+                if snapshot.exists():
+                    self._load(snapshot)
+                elif self._journal.size:
+                    raise StoreError(f"{self._journal.path} has changes but {snapshot} is missing; "
+                                     "restore the JSON file from a backup (the journal alone holds only recent changes)")
+                self._replay(self._journal.read())
+            except BaseException:
+                self._lock.release()
+                raise
+
+    @property
+    def journal_path(self) -> str | None:
+        return str(self._journal.path) if self._journal is not None else None
 
     # ---- persistence -------------------------------------------------
     def _load(self, path: Path) -> None:
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
+            raw = path.read_text(encoding="utf-8")
+            doc = json.loads(raw)
         except json.JSONDecodeError as e:
             raise StoreError(f"{path} is not valid JSON ({e}); the file was left untouched") from e
         if doc.get("format") != FORMAT:
             raise StoreError(f"{path} is not a naia-memory store (format={doc.get('format')!r})")
         if doc.get("schema_version", 0) > SCHEMA_VERSION:
             raise StoreError(f"{path} has schema {doc['schema_version']}, newer than this library ({SCHEMA_VERSION})")
-        self._meta = {k: v for k, v in doc.items() if k not in ("records", "graph", "log")}
+        self._meta = {k: v for k, v in doc.items() if k not in ("records", "graph", "log", "journal_seq", "saved_at")}
+        self._seq = int(doc.get("journal_seq", 0))
+        self._snapshot_bytes = len(raw)
         dim = (self._meta.get("embedder") or {}).get("dim")
         items = doc.get("records", [])
         self._cache.reset_vectors(len(items), dim or 0)
@@ -108,6 +143,52 @@ class LocalStore:
             self._bm25.add(rec.id, rec.tokens)
         self.graph = EntityGraph.from_json(doc.get("graph", []))
         self._log = list(doc.get("log", []))
+        self._log_written = len(self._log)
+        self._rewrite = False
+
+    def _replay(self, batches: list[Batch]) -> None:
+        """Apply the journal's commits newer than the snapshot."""
+        for batch in batches:
+            if batch.seq <= self._seq:
+                continue  # already in the snapshot (crash between rename and truncate)
+            for op in batch.ops:
+                self._apply(op)
+            self._seq = batch.seq
+        self.graph.changed.clear()
+        self._log_written = len(self._log)
+        self._changed.clear()
+
+    def _apply(self, op: dict[str, Any]) -> None:
+        kind = op.get("op")
+        if kind == "meta":
+            self._meta = dict(op["meta"])
+            dim = (self._meta.get("embedder") or {}).get("dim") or 0
+            if self._cache.dim != dim:
+                self._cache.reset_vectors(len(self._cache), dim)
+        elif kind == "put":
+            item = dict(op["record"])
+            vec = item.pop("embedding", None)
+            rec = MemoryRecord.from_json(item)
+            dim = (self._meta.get("embedder") or {}).get("dim")
+            if rec.id in self._cache.records:
+                self._cache.records[rec.id] = rec
+                if vec is not None:
+                    self._cache.set_vector(rec.id, decode_vector(vec, dim))
+            else:
+                if vec is None:
+                    raise StoreError(f"{self.journal_path}: new record {rec.id} has no embedding")
+                self._cache.add(rec, decode_vector(vec, dim))
+            self._bm25.add(rec.id, rec.tokens)
+        elif kind == "delete":
+            if op["id"] in self._cache.records:
+                self._cache.remove(op["id"])
+                self._bm25.remove(op["id"])
+        elif kind == "edges":
+            self.graph.set_weights(op["rows"])
+        elif kind == "log":
+            self._log.extend(op["entries"])
+        else:
+            raise StoreError(f"{self.journal_path}: unknown operation {kind!r}")
 
     def _snapshot(self) -> str:
         c = self._cache
@@ -118,19 +199,73 @@ class LocalStore:
             records.append(d)
         doc = dict(self._meta)
         doc["saved_at"] = datetime.now(timezone.utc).isoformat()
+        doc["journal_seq"] = self._seq
         doc["records"] = records
         doc["graph"] = self.graph.to_json()
         doc["log"] = self._log
         return json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
 
+    def _pending_ops(self) -> list[dict[str, Any]]:
+        ops: list[dict[str, Any]] = []
+        c = self._cache
+        for rid, vec_changed in self._changed.items():
+            rec = c.records.get(rid)
+            if rec is None:
+                ops.append({"op": "delete", "id": rid})
+                continue
+            d = rec.to_json()
+            if vec_changed:
+                d["embedding"] = encode_vector(c.vectors[c.row[rid]])
+            ops.append({"op": "put", "record": d})
+        edges = self.graph.take_changes()
+        if edges:
+            ops.append({"op": "edges", "rows": edges})
+        if self._log_written < len(self._log):
+            ops.append({"op": "log", "entries": self._log[self._log_written:]})
+        return ops
+
+    def _has_changes(self) -> bool:
+        return bool(self._changed or self.graph.changed or self._log_written < len(self._log))
+
     def commit(self) -> None:
-        if self.path is None or not self._dirty:
+        """Durable on return. Appends to the journal, or rewrites the snapshot
+        when the journal has outgrown it."""
+        if self.path is None or self._journal is None:
             return
-        atomic_write_text(Path(self.path), self._snapshot())
-        self._dirty = False
+        if self._rewrite or self._journal.size > max(self._snapshot_bytes, MIN_COMPACT_BYTES):
+            self.compact()
+            return
+        if not self._has_changes():
+            return
+        ops = self._pending_ops()
+        self._journal.append(Batch(self._seq + 1, ops))
+        self._seq += 1
+        self._changed.clear()
+        self._log_written = len(self._log)
+
+    def compact(self) -> None:
+        """Rewrite the snapshot with everything and drop the journal."""
+        if self.path is None or self._journal is None:
+            return
+        if not self._rewrite and not self._journal.size and not self._has_changes():
+            return
+        self._seq += 1
+        text = self._snapshot()
+        atomic_write_text(Path(self.path), text)
+        self._snapshot_bytes = len(text)
+        self._journal.clear()
+        self._changed.clear()
+        self.graph.changed.clear()
+        self._log_written = len(self._log)
+        self._rewrite = False
 
     def close(self) -> None:
-        self.commit()
+        """Folds the journal into the JSON file, so the file alone is the memory."""
+        try:
+            self.compact()
+        finally:
+            if self._lock is not None:
+                self._lock.release()
 
     # ---- metadata -----------------------------------------------------
     def meta(self) -> dict[str, Any]:
@@ -140,19 +275,19 @@ class LocalStore:
         if check_embedder(self.path or "<memory>", self._meta.get("embedder"), name, dim):
             self._meta["embedder"] = {"name": name, "dim": int(dim)}
             self._cache.reset_vectors(0, dim)
-            self._dirty = True
+            self._rewrite = True
 
     def rebind_embedder(self, name: str, dim: int) -> None:
         """For re-indexing: forget the old vectors' embedder and shape."""
         self._meta["embedder"] = {"name": name, "dim": int(dim)}
         self._cache.reset_vectors(len(self._cache), dim)
-        self._dirty = True
+        self._rewrite = True
 
     # ---- records --------------------------------------------------------
     def put(self, record: MemoryRecord, embedding: np.ndarray) -> None:
         self._cache.add(record, embedding)
         self._bm25.add(record.id, record.tokens)
-        self._dirty = True
+        self._changed[record.id] = True
 
     def update(self, record: MemoryRecord) -> None:
         if record.id not in self._cache.records:
@@ -160,11 +295,11 @@ class LocalStore:
         if tuple(record.tokens) != self._bm25.doc_tokens.get(record.id):
             self._bm25.add(record.id, record.tokens)
         self._cache.records[record.id] = record
-        self._dirty = True
+        self._changed[record.id] = self._changed.get(record.id, False)
 
     def set_embedding(self, record_id: str, embedding: np.ndarray) -> None:
         self._cache.set_vector(record_id, embedding)
-        self._dirty = True
+        self._changed[record_id] = True
 
     def get(self, record_id: str) -> MemoryRecord | None:
         return self._cache.records.get(record_id)
@@ -174,7 +309,7 @@ class LocalStore:
             return
         self._cache.remove(record_id)
         self._bm25.remove(record_id)
-        self._dirty = True
+        self._changed[record_id] = False
 
     def records(self, flt: RecordFilter | None = None) -> Iterator[MemoryRecord]:
         return self._cache.iter(flt)
@@ -190,21 +325,20 @@ class LocalStore:
         return self._cache.vector_top_k(query, k, flt)
 
     def keyword_top_k(self, tokens: Sequence[str], k: int, flt: RecordFilter) -> list[tuple[str, float]]:
-        return filtered_top_k(self._bm25.scores(tokens), k, lambda i: flt.matches(self._cache.records[i]))
+        return self._bm25.ranked(tokens, lambda i: flt.matches(self._cache.records[i]), k)
 
     def backup_to(self, dest: str) -> None:
         import shutil
 
         if self.path is None:
             raise ValueError("this store lives in memory only; nothing to back up")
-        self._dirty = True
         self.commit()
+        self.compact()
         shutil.copyfile(self.path, dest)
 
     # ---- audit log --------------------------------------------------------
     def append_log(self, entries: Iterable[dict[str, Any]]) -> None:
         self._log.extend(entries)
-        self._dirty = True
 
     def log(self) -> list[dict[str, Any]]:
         return list(self._log)

@@ -96,7 +96,6 @@ class SqliteStore:
         self._rowid: dict[str, int] = {}
         self._tokens: dict[str, tuple[str, ...]] = {}  # what FTS5 holds for each record
         self._total_tokens = 0  # BM25's average length without a full-table SUM per query
-        self._synced_edges: dict[tuple[str, str], float] = {}
         self._migrate()
         self._load()
 
@@ -148,7 +147,6 @@ class SqliteStore:
                         self.db.execute("DELETE FROM memories_vec")
                         self.db.execute("INSERT INTO memories_vec(rowid, embedding) SELECT rowid, embedding FROM memories")
         self.graph = EntityGraph.from_json([[a, b, w] for a, b, w in self.db.execute("SELECT a, b, w FROM edges")])
-        self._synced_edges = dict(self.graph.edges)
 
     # ---- transactions ------------------------------------------------------------
     def _begin(self) -> None:
@@ -158,11 +156,14 @@ class SqliteStore:
 
     def commit(self) -> None:
         self._begin()
-        changed = [(a, b, w) for (a, b), w in self.graph.edges.items() if self._synced_edges.get((a, b)) != w]
-        if changed:
-            self.db.executemany("INSERT INTO edges(a, b, w) VALUES (?, ?, ?) ON CONFLICT(a, b) DO UPDATE SET w = excluded.w", changed)
-            self._synced_edges.update({(a, b): w for a, b, w in changed})
-        self.db.execute("COMMIT")
+        changed = self.graph.take_changes()  # O(changed edges), not a scan of the graph
+        try:
+            if changed:
+                self.db.executemany("INSERT INTO edges(a, b, w) VALUES (?, ?, ?) ON CONFLICT(a, b) DO UPDATE SET w = excluded.w", changed)
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.graph.changed.update((a, b) for a, b, _ in changed)  # still owed to the database
+            raise
         self._in_txn = False
 
     def close(self) -> None:

@@ -1,0 +1,98 @@
+"""An append-only change journal beside a JSON snapshot.
+
+Why: rewriting the whole snapshot on every commit costs O(store) per encode
+and per recall (issue 9 measured 1 s per encode at 5k memories). A commit now
+appends one line, the records and edges that changed since the last commit,
+and fsyncs it: O(change), not O(store).
+
+One line is one commit. A line is only trusted when it is complete JSON
+ending in a newline, so a crash in the middle of a write loses that commit
+and nothing before it; a damaged line anywhere but the end is refused
+loudly. Every line carries a sequence number and the snapshot records the
+last one it contains, so replay after a crash between "snapshot renamed"
+and "journal truncated" applies nothing twice.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .port import StoreError
+
+
+@dataclass(frozen=True)
+class Batch:
+    seq: int
+    ops: list[dict[str, Any]]
+
+
+class Journal:
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self._size = self.path.stat().st_size if self.path.exists() else 0
+
+    @property
+    def size(self) -> int:
+        """Bytes of trusted journal on disk."""
+        return self._size
+
+    def read(self) -> list[Batch]:
+        """Every complete batch; a torn last line is cut off the file."""
+        if not self.path.exists():
+            return []
+        data = self.path.read_bytes()
+        batches: list[Batch] = []
+        good = 0
+        start = 0
+        while start < len(data):
+            end = data.find(b"\n", start)
+            if end < 0:  # torn tail: the writer died mid-line
+                break
+            line = data[start:end]
+            try:
+                doc = json.loads(line)
+                batch = Batch(int(doc["seq"]), list(doc["ops"]))
+            except (ValueError, KeyError, TypeError) as e:
+                if end + 1 >= len(data):  # a damaged last line is a torn write too
+                    break
+                raise StoreError(
+                    f"{self.path}: line at byte {start} is damaged ({e}); the journal was left untouched") from e
+            batches.append(batch)
+            good = end + 1
+            start = end + 1
+        if good < len(data):
+            with open(self.path, "r+b") as f:
+                f.truncate(good)
+                f.flush()
+                os.fsync(f.fileno())
+        self._size = good
+        return batches
+
+    def append(self, batch: Batch) -> int:
+        """Write one batch durably; returns the bytes written."""
+        line = json.dumps({"seq": batch.seq, "ops": batch.ops}, ensure_ascii=False, separators=(",", ":"))
+        raw = (line + "\n").encode("utf-8")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            view = memoryview(raw)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
+            os.fsync(fd)
+        except BaseException:
+            os.ftruncate(fd, self._size)  # leave no half line for the next append to follow
+            raise
+        finally:
+            os.close(fd)
+        self._size += len(raw)
+        return len(raw)
+
+    def clear(self) -> None:
+        """After a snapshot holds everything: drop the journal."""
+        if self.path.exists():
+            os.unlink(self.path)
+        self._size = 0

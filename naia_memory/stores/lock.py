@@ -1,0 +1,59 @@
+"""One writer per store file.
+
+Two processes that each load the JSON store, change it and commit would each
+write their own view and silently drop the other's changes. An exclusive
+advisory lock on ``<store>.lock`` makes the second opener fail with a clear
+error instead. POSIX only (``fcntl``); elsewhere the lock is a no-op and the
+README says so.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .port import StoreError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+
+class StoreInUseError(StoreError):
+    pass
+
+
+class FileLock:
+    def __init__(self, store_path: str | os.PathLike):
+        self.path = Path(f"{store_path}.lock")
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        if fcntl is None or self._fd is not None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise StoreInUseError(
+                f"{self.path.with_suffix('')} is open in another MemorySystem or process; "
+                "close it there first (one writer per store keeps either side from losing the other's changes)"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        fcntl.flock(self._fd, fcntl.LOCK_UN)
+        os.close(self._fd)
+        self._fd = None
+
+    def __del__(self) -> None:  # a store dropped without close() must not keep its file locked
+        try:
+            self.release()
+        except Exception:
+            pass
