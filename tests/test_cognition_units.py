@@ -102,6 +102,28 @@ def test_bm25_remove_and_allowed():
     assert idx.scores(["x"]) == {}
 
 
+def test_bm25_matches_a_fresh_index_after_many_removals_and_keeps_ties_by_id():
+    import random
+
+    rng = random.Random(3)
+    words = ["a", "b", "c", "d", "e"]
+    docs = {f"d{i:03d}": [rng.choice(words) for _ in range(rng.randint(1, 4))] for i in range(300)}
+    idx = BM25Index()
+    for d, toks in docs.items():
+        idx.add(d, toks)
+    for d in list(docs)[:250]:  # dead rows outnumber live ones: the arrays are rebuilt
+        idx.remove(d)
+        del docs[d]
+    fresh = BM25Index()
+    for d, toks in docs.items():
+        fresh.add(d, toks)
+    assert idx.scores(["a", "c"]) == pytest.approx(fresh.scores(["a", "c"]))
+    assert len(idx._ids) == len(docs) or len(idx._ids) < 300  # rows were reclaimed
+    top = idx.top_k(["a"], 60)
+    assert [d for d, _ in top] == sorted(idx.scores(["a"]), key=lambda d: (-idx.scores(["a"])[d], d))[:60]
+    assert idx.ranked(["a"], lambda d: d.endswith("7"), 3) == [h for h in top if h[0].endswith("7")][:3]
+
+
 # ---------------------------------------------------------------- RRF
 def test_rrf_hand_computed_with_ties_and_weights():
     fused = rrf_fusion({"r1": [("a", 9), ("b", 8), ("c", 7)], "r2": [("b", 1.0), ("a", 0.5)]}, {}, k=60)

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
+
+import numpy as np
 
 
 def idf(n_docs: int, df: int) -> float:
@@ -22,58 +23,156 @@ def bm25_term(tf: int, doc_len: int, avg_len: float, term_idf: float, k1: float 
     return term_idf * tf * (k1 + 1.0) / (tf + norm)
 
 
-@dataclass
-class BM25Index:
-    """Incremental inverted index; ``add``/``remove`` keep stats exact."""
+class _Posting:
+    """One term's documents as growing int32/float32 arrays (rows, tf)."""
 
-    k1: float = 1.2
-    b: float = 0.75
-    postings: dict[str, dict[str, int]] = field(default_factory=dict)
-    lengths: dict[str, int] = field(default_factory=dict)
-    doc_tokens: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    _total_len: int = 0
+    __slots__ = ("rows", "tfs", "n", "live")
+
+    def __init__(self) -> None:
+        self.rows = np.zeros(4, dtype=np.int32)
+        self.tfs = np.zeros(4, dtype=np.float32)
+        self.n = 0  # entries written, dead rows included
+        self.live = 0  # document frequency
+
+    def append(self, row: int, tf: int) -> None:
+        if self.n == len(self.rows):
+            self.rows = np.resize(self.rows, 2 * self.n)
+            self.tfs = np.resize(self.tfs, 2 * self.n)
+        self.rows[self.n] = row
+        self.tfs[self.n] = tf
+        self.n += 1
+        self.live += 1
+
+
+class BM25Index:
+    """Incremental inverted index; ``add``/``remove`` keep stats exact.
+
+    Why arrays: scoring a common term used to walk its postings in Python,
+    O(df) interpreter steps per query term, which made every encode (the
+    surprise score searches) grow with the store. Here a term's postings are
+    numpy arrays scored in one vectorised expression into a dense
+    accumulator. Documents get a row each; a removed document's row is
+    marked dead and skipped, and the arrays are rebuilt once dead rows
+    outnumber live ones (amortised O(1) per removal).
+    """
+
+    def __init__(self, k1: float = 1.2, b: float = 0.75):
+        self.k1 = k1
+        self.b = b
+        self.postings: dict[str, _Posting] = {}
+        self.doc_tokens: dict[str, tuple[str, ...]] = {}
+        self._row: dict[str, int] = {}
+        self._ids: list[str | None] = []
+        self._len = np.zeros(16, dtype=np.float32)
+        self._alive = np.zeros(16, dtype=bool)
+        self._total_len = 0
+        self._dead = 0
+
+    @property
+    def lengths(self) -> dict[str, int]:
+        return {d: len(t) for d, t in self.doc_tokens.items()}
 
     def add(self, doc_id: str, tokens: Sequence[str]) -> None:
-        if doc_id in self.lengths:
+        if doc_id in self._row:
             self.remove(doc_id)
+        row = len(self._ids)
+        if row == len(self._len):
+            self._len = np.resize(self._len, 2 * row)
+            self._alive = np.resize(self._alive, 2 * row)
+        self._ids.append(doc_id)
+        self._row[doc_id] = row
+        self._len[row] = len(tokens)
+        self._alive[row] = True
         for term, tf in Counter(tokens).items():
-            self.postings.setdefault(term, {})[doc_id] = tf
-        self.lengths[doc_id] = len(tokens)
+            posting = self.postings.get(term)
+            if posting is None:
+                posting = self.postings[term] = _Posting()
+            posting.append(row, tf)
         self.doc_tokens[doc_id] = tuple(tokens)
         self._total_len += len(tokens)
 
     def remove(self, doc_id: str) -> None:
-        if doc_id not in self.lengths:
+        row = self._row.pop(doc_id, None)
+        if row is None:
             return
-        for term in set(self.doc_tokens.pop(doc_id)):
-            docs = self.postings[term]
-            docs.pop(doc_id, None)
-            if not docs:
+        tokens = self.doc_tokens.pop(doc_id)
+        for term in set(tokens):
+            posting = self.postings[term]
+            posting.live -= 1
+            if posting.live == 0:
                 del self.postings[term]
-        self._total_len -= self.lengths.pop(doc_id)
+        self._alive[row] = False
+        self._ids[row] = None
+        self._total_len -= len(tokens)
+        self._dead += 1
+        if self._dead > max(len(self._row), 64):
+            self._rebuild()
+
+    def _rebuild(self) -> None:
+        docs = [(d, self.doc_tokens[d]) for d in self._ids if d is not None]
+        self.__init__(self.k1, self.b)
+        for d, toks in docs:
+            self.add(d, toks)
 
     def __len__(self) -> int:
-        return len(self.lengths)
+        return len(self._row)
+
+    def _accumulate(self, query_tokens: Iterable[str]) -> np.ndarray | None:
+        n = len(self._row)
+        if n == 0:
+            return None
+        rows_total = len(self._ids)
+        avg = self._total_len / n
+        acc = np.zeros(rows_total, dtype=np.float64)
+        hit = False
+        for term in set(query_tokens):
+            posting = self.postings.get(term)
+            if posting is None:
+                continue
+            rows = posting.rows[: posting.n]
+            tf = posting.tfs[: posting.n].astype(np.float64)
+            lengths = self._len[rows].astype(np.float64)
+            norm = self.k1 * (1.0 - self.b + self.b * lengths / avg) if avg > 0 else self.k1
+            acc[rows] += idf(n, posting.live) * tf * (self.k1 + 1.0) / (tf + norm)
+            hit = True
+        if not hit:
+            return None
+        acc[~self._alive[:rows_total]] = 0.0
+        return acc
 
     def scores(self, query_tokens: Iterable[str], allowed: set[str] | None = None) -> dict[str, float]:
-        n = len(self.lengths)
-        if n == 0:
+        acc = self._accumulate(query_tokens)
+        if acc is None:
             return {}
-        avg = self._total_len / n
-        out: dict[str, float] = {}
-        for term in set(query_tokens):
-            docs = self.postings.get(term)
-            if not docs:
-                continue
-            t_idf = idf(n, len(docs))
-            for doc_id, tf in docs.items():
-                if allowed is not None and doc_id not in allowed:
-                    continue
-                out[doc_id] = out.get(doc_id, 0.0) + bm25_term(tf, self.lengths[doc_id], avg, t_idf, self.k1, self.b)
+        rows = np.flatnonzero(acc > 0)
+        out = {self._ids[r]: float(acc[r]) for r in rows.tolist()}
+        if allowed is not None:
+            out = {d: s for d, s in out.items() if d in allowed}
         return out
 
+    def ranked(self, query_tokens: Iterable[str], keep: Callable[[str], bool], k: int) -> list[tuple[str, float]]:
+        """Best ``k`` documents that pass ``keep``, highest first, ties by id;
+        only the top of the ranking is ever handed to ``keep``."""
+        acc = self._accumulate(query_tokens)
+        if acc is None or k <= 0:
+            return []
+        nonzero = int(np.count_nonzero(acc > 0))
+        if nonzero == 0:
+            return []
+        width = min(nonzero, max(4 * k, 64))
+        while True:
+            cut = acc[np.argpartition(-acc, width - 1)[width - 1]]
+            top = np.flatnonzero(acc >= max(cut, np.nextafter(0.0, 1.0))).tolist()  # ties at the cut stay in
+            top.sort(key=lambda r: (-acc[r], self._ids[r]))
+            hits = [(self._ids[r], float(acc[r])) for r in top if keep(self._ids[r])][:k]
+            if len(hits) == k or width >= nonzero:
+                return hits
+            width = min(nonzero, width * 4)
+
     def top_k(self, query_tokens: Iterable[str], k: int, allowed: set[str] | None = None) -> list[tuple[str, float]]:
-        return rank(self.scores(query_tokens, allowed), k)
+        if allowed is None:
+            return self.ranked(query_tokens, lambda _d: True, k)
+        return self.ranked(query_tokens, allowed.__contains__, k)
 
 
 def rank(scores: Mapping[str, float], k: int | None = None) -> list[tuple[str, float]]:

@@ -21,7 +21,6 @@ from ..cognition.bm25 import BM25Index
 from ..cognition.graph import EntityGraph
 from ..records import MemoryRecord
 from .cache import RecordCache, check_embedder
-from .json_store import filtered_top_k
 from .port import RecordFilter, StoreError
 
 _NS = uuid.UUID("5d1f0c3e-8a52-4c1b-9a57-7f0e2b3c4d5e")
@@ -237,7 +236,7 @@ class QdrantStore:
             width *= 4
 
     def keyword_top_k(self, tokens: Sequence[str], k: int, flt: RecordFilter) -> list[tuple[str, float]]:
-        return filtered_top_k(self._bm25.scores(tokens), k, lambda i: flt.matches(self._cache.records[i]))
+        return self._bm25.ranked(tokens, lambda i: flt.matches(self._cache.records[i]), k)
 
     def backup_to(self, dest: str) -> None:
         """Local mode: copy the folder after a flush. A server is backed up with Qdrant's snapshots."""
