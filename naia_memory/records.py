@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass, field
+import json
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from typing import Any
 
@@ -65,11 +66,16 @@ class MemoryRecord:
         return self.valid_to is None or at < self.valid_to
 
     def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
+        # Field by field, not dataclasses.asdict: asdict deep-copies every list
+        # and dict, which made a journal commit cost 0.35 ms per record.
+        d = {name: getattr(self, name) for name in _FIELDS}
         d["kind"] = self.kind.value
-        for k in ("created_at", "updated_at", "last_accessed", "valid_from", "valid_to"):
+        for k in _TIMES:
             v = d[k]
             d[k] = v.isoformat() if v is not None else None
+        for k in _LISTS:
+            d[k] = list(d[k])
+        d["metadata"] = _plain(self.metadata)
         return d
 
     @classmethod
@@ -80,3 +86,21 @@ class MemoryRecord:
             if d.get(k) is not None:
                 d[k] = datetime.fromisoformat(d[k])
         return cls(**d)
+
+
+_FIELDS = tuple(f.name for f in fields(MemoryRecord))
+_TIMES = ("created_at", "updated_at", "last_accessed", "valid_from", "valid_to")
+_LISTS = ("tokens", "entities", "provenance")
+
+
+def _plain(metadata: dict[str, Any]) -> dict[str, Any]:
+    """A copy the caller may keep: JSON-shaped metadata is copied through JSON
+    (C speed); anything else falls back to a deep copy."""
+    if not metadata:
+        return {}
+    try:
+        return json.loads(json.dumps(metadata, ensure_ascii=False))
+    except (TypeError, ValueError):
+        import copy
+
+        return copy.deepcopy(metadata)
