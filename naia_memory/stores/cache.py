@@ -1,6 +1,12 @@
 """The in-process hot copy every store keeps: records by id and their vectors
 in one contiguous float32 matrix (AIDA's "numpy cosine beats a vector DB at
 human scale"), so filters, gets and exact cosine top-k cost no I/O.
+
+The fields a ``RecordFilter`` reads (project, kind, status, times) are kept
+as numpy columns beside the matrix, so a filter is a vectorised mask, not a
+Python call per record: the search path stays near the cost of ``M @ q``.
+Stores call ``replace`` whenever a record changes, which keeps the columns
+true (the journal needs the same call to persist the change).
 """
 from __future__ import annotations
 
@@ -12,12 +18,56 @@ from ..records import MemoryRecord
 from .port import EmbedderMismatchError, RecordFilter, StoreError
 
 
+_INF = float("inf")
+
+
+class _Codes(dict):
+    """Small ints for the strings a filter compares (projects, statuses)."""
+
+    def code(self, value: str) -> int:
+        c = self.get(value)
+        if c is None:
+            c = self[value] = len(self)
+        return c
+
+
+class _Columns:
+    """Per-row filter fields, capacity-doubling like the vector buffer."""
+
+    def __init__(self, capacity: int = 16) -> None:
+        self.project = np.zeros(capacity, dtype=np.int32)
+        self.kind = np.zeros(capacity, dtype=np.int32)
+        self.status = np.zeros(capacity, dtype=np.int32)
+        self.created = np.zeros(capacity, dtype=np.float64)
+        self.start = np.zeros(capacity, dtype=np.float64)
+        self.end = np.zeros(capacity, dtype=np.float64)
+
+    def grow(self, n: int) -> None:
+        if n <= len(self.project):
+            return
+        cap = max(16, 2 * len(self.project), n)
+        for name in ("project", "kind", "status", "created", "start", "end"):
+            old = getattr(self, name)
+            new = np.zeros(cap, dtype=old.dtype)
+            new[: len(old)] = old
+            setattr(self, name, new)
+
+    def copy_row(self, dst: int, src: int) -> None:
+        for name in ("project", "kind", "status", "created", "start", "end"):
+            col = getattr(self, name)
+            col[dst] = col[src]
+
+
 class RecordCache:
     def __init__(self) -> None:
         self.records: dict[str, MemoryRecord] = {}
         self.ids: list[str] = []
         self.row: dict[str, int] = {}
         self.buf = np.zeros((0, 0), dtype=np.float32)  # capacity-doubling
+        self._cols = _Columns()
+        self._projects = _Codes()
+        self._statuses = _Codes()
+        self._kinds = _Codes()
 
     @property
     def vectors(self) -> np.ndarray:
@@ -48,6 +98,22 @@ class RecordCache:
         self.records[record.id] = record
         self.row[record.id] = n
         self.ids.append(record.id)
+        self._cols.grow(n + 1)
+        self._fill(n, record)
+
+    def _fill(self, row: int, r: MemoryRecord) -> None:
+        c = self._cols
+        c.project[row] = self._projects.code(r.project)
+        c.kind[row] = self._kinds.code(r.kind.value)
+        c.status[row] = self._statuses.code(r.status)
+        c.created[row] = r.created_at.timestamp()
+        c.start[row] = (r.valid_from or r.created_at).timestamp()
+        c.end[row] = r.valid_to.timestamp() if r.valid_to is not None else _INF
+
+    def replace(self, record: MemoryRecord) -> None:
+        """A changed record (status, validity...): keep the filter columns true."""
+        self.records[record.id] = record
+        self._fill(self.row[record.id], record)
 
     def set_vector(self, record_id: str, vec: np.ndarray) -> None:
         self.buf[self.row[record_id]] = np.asarray(vec, dtype=np.float32)
@@ -59,13 +125,37 @@ class RecordCache:
             self.ids[row] = last
             self.row[last] = row
             self.buf[row] = self.buf[len(self.ids) - 1]
+            self._cols.copy_row(row, len(self.ids) - 1)
         self.ids.pop()
         del self.records[record_id]
 
+    def mask(self, flt: RecordFilter) -> np.ndarray:
+        """Rows that pass ``flt``, as a boolean array (``RecordFilter.matches``
+        over every row, vectorised)."""
+        n = len(self.ids)
+        c = self._cols
+        m = np.ones(n, dtype=bool)
+        if flt.project is not None:
+            code = self._projects.get(flt.project)
+            if code is None:
+                return np.zeros(n, dtype=bool)
+            m &= c.project[:n] == code
+        if flt.kinds is not None:
+            m &= np.isin(c.kind[:n], [self._kinds.get(k.value, -1) for k in flt.kinds])
+        if flt.statuses is not None:
+            m &= np.isin(c.status[:n], [self._statuses.get(s, -1) for s in flt.statuses])
+        if flt.created_before is not None:
+            m &= c.created[:n] <= flt.created_before.timestamp()
+        if flt.valid_at is not None:
+            at = flt.valid_at.timestamp()
+            m &= (c.start[:n] <= at) & (at < c.end[:n])
+        return m
+
     def iter(self, flt: RecordFilter | None = None) -> Iterator[MemoryRecord]:
-        for rid in list(self.ids):
-            r = self.records[rid]
-            if flt is None or flt.matches(r):
+        ids = list(self.ids) if flt is None else [self.ids[i] for i in np.flatnonzero(self.mask(flt)).tolist()]
+        for rid in ids:
+            r = self.records.get(rid)
+            if r is not None:  # removed while the caller walked
                 yield r
 
     def embeddings(self, ids: Sequence[str]) -> np.ndarray:
@@ -74,20 +164,23 @@ class RecordCache:
         return self.vectors[[self.row[i] for i in ids]]
 
     def vector_top_k(self, query: np.ndarray, k: int, flt: RecordFilter) -> list[tuple[str, float]]:
-        """One matrix product scores every row; then walk down the ranking
-        until ``k`` rows pass the filter (ties broken by id)."""
+        """One matrix product scores every row, the filter is one mask, and
+        only the best ``k`` (with any row tied at the cut) are sorted, by
+        score then id."""
         n = len(self.ids)
         if n == 0 or k <= 0:
             return []
         sims = self.vectors @ np.asarray(query, dtype=np.float32)
-        width = min(n, max(4 * k, 64))
-        while True:
-            top = np.argpartition(-sims, width - 1)[:width] if width < n else np.arange(n)
-            top = top[np.lexsort((np.array([self.ids[i] for i in top]), -sims[top]))]
-            hits = [(self.ids[i], float(sims[i])) for i in top if flt.matches(self.records[self.ids[i]])][:k]
-            if len(hits) == k or width >= n:
-                return hits
-            width = min(n, width * 4)
+        allowed = self.mask(flt)
+        count = int(allowed.sum())
+        if count == 0:
+            return []
+        sims = np.where(allowed, sims, -np.inf)
+        k = min(k, count)
+        cut = sims[np.argpartition(-sims, k - 1)[k - 1]] if k < n else sims[allowed].min()
+        top = np.flatnonzero(sims >= cut).tolist()
+        top.sort(key=lambda i: (-sims[i], self.ids[i]))
+        return [(self.ids[i], float(sims[i])) for i in top[:k]]
 
 
 def check_embedder(path: str, stored: dict | None, name: str, dim: int) -> bool:

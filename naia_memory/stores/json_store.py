@@ -171,7 +171,7 @@ class LocalStore:
             rec = MemoryRecord.from_json(item)
             dim = (self._meta.get("embedder") or {}).get("dim")
             if rec.id in self._cache.records:
-                self._cache.records[rec.id] = rec
+                self._cache.replace(rec)
                 if vec is not None:
                     self._cache.set_vector(rec.id, decode_vector(vec, dim))
             else:
@@ -294,7 +294,7 @@ class LocalStore:
             raise StoreError(f"no record {record.id}")
         if tuple(record.tokens) != self._bm25.doc_tokens.get(record.id):
             self._bm25.add(record.id, record.tokens)
-        self._cache.records[record.id] = record
+        self._cache.replace(record)
         self._changed[record.id] = self._changed.get(record.id, False)
 
     def set_embedding(self, record_id: str, embedding: np.ndarray) -> None:

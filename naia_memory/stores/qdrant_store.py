@@ -172,7 +172,7 @@ class QdrantStore:
     def update(self, record: MemoryRecord) -> None:
         if record.id not in self._cache.records:
             raise StoreError(f"no record {record.id}")
-        self._cache.records[record.id] = record
+        self._cache.replace(record)
         if tuple(record.tokens) != self._bm25.doc_tokens.get(record.id):
             self._bm25.add(record.id, record.tokens)
         self._stage(record)

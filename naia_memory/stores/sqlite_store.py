@@ -216,7 +216,7 @@ class SqliteStore:
         rowid = self._rowid.get(record.id)
         if rowid is None:
             raise StoreError(f"no record {record.id}")
-        self._cache.records[record.id] = record
+        self._cache.replace(record)
         self._begin()
         self.db.execute("UPDATE memories SET kind=?, project=?, status=?, created_at=?, valid_from=?, valid_to=?, ntokens=?, record=? "
                         "WHERE id=?", (*self._row_values(record)[1:], record.id))
