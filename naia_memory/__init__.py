@@ -16,10 +16,12 @@ from .contract import (
     RecallResult,
     Role,
     SupportsBackup,
+    SupportsBatch,
     SupportsDecay,
     SupportsGraph,
     SupportsHistory,
     SupportsImportance,
+    Turn,
     capabilities_of,
 )
 from .engine import MemorySystem
@@ -31,6 +33,6 @@ __version__ = "0.1.0"
 __all__ = [
     "ConsolidationReport", "Decision", "DecisionOp", "EncodeResult", "EngineConfig", "ImportanceScore", "LocalStore",
     "MemoryKind", "MemoryProvider", "MemorySystem", "RecallHit", "RecallResult", "Role", "SupportsBackup",
-    "SupportsDecay", "SupportsGraph", "SupportsHistory", "SupportsImportance", "capabilities_of", "create_provider",
-    "provider_names",
+    "SupportsBatch", "SupportsDecay", "SupportsGraph", "SupportsHistory", "SupportsImportance", "capabilities_of", "create_provider",
+    "provider_names", "Turn",
 ]

@@ -16,6 +16,7 @@ class EngineConfig:
     # consolidation
     consolidation: bool = True
     dedup_jaccard: float = 0.7
+    update_candidates: int = 32  # per lookup (vector, words, the person): the facts a new one is compared with
     # statements: every statement about the user or a named person is a fact, and
     # updates follow how it is said (cognition/statements.py, cognition/updates.py);
     # attributes: the earlier rules, a fixed attribute list (kept to compare with)

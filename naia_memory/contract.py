@@ -153,6 +153,43 @@ class MemoryProvider(Protocol):
     def close(self) -> None: ...
 
 
+@dataclass(frozen=True)
+class Turn:
+    """One turn of a history handed to ``encode_many``."""
+
+    content: str
+    role: Role | str = Role.USER
+    session: str | None = None
+    now: datetime | None = None
+    metadata: Mapping[str, Any] | None = None
+
+
+_TURN_KEYS = frozenset(("content", "role", "session", "now", "metadata"))
+
+
+def as_turn(t: "Turn | Mapping[str, Any]") -> Turn:
+    if isinstance(t, Turn):
+        return t
+    if not isinstance(t, Mapping):
+        raise TypeError(f"a turn is a Turn or a mapping with {sorted(_TURN_KEYS)}, got {type(t).__name__}")
+    unknown = sorted(set(t) - _TURN_KEYS)
+    if unknown or "content" not in t:
+        raise ValueError(f"a turn needs 'content' and may have {sorted(_TURN_KEYS - {'content'})}; got keys {sorted(t)}")
+    return Turn(**t)
+
+
+@runtime_checkable
+class SupportsBatch(Protocol):
+    def encode_many(self, *, turns: Sequence[Turn | Mapping[str, Any]], project: str = "default") -> list[EncodeResult]:
+        """``encode`` for each turn in order: one embedder batch, one commit."""
+        ...
+
+    def recall_many(self, *, queries: Sequence[str], top_k: int = 10, project: str = "default",
+                    now: datetime | None = None) -> list[RecallResult]:
+        """``recall`` for each query in order, the queries embedded up front."""
+        ...
+
+
 @runtime_checkable
 class SupportsDecay(Protocol):
     def apply_decay(self, *, now: datetime | None = None) -> int:
@@ -192,6 +229,7 @@ CAPABILITIES: dict[str, type] = {
     "importance": SupportsImportance,
     "backup": SupportsBackup,
     "graph": SupportsGraph,
+    "batch": SupportsBatch,
 }
 
 

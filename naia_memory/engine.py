@@ -8,7 +8,6 @@ real clock; a recall never sees memories created after its ``now``.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from dataclasses import replace
 from datetime import datetime
@@ -20,7 +19,7 @@ import numpy as np
 
 from .cognition import contradiction, importance as imp
 from .cognition.decay import retention, should_archive
-from .cognition.facts import FactCandidate, extract, extract_facts, strip_speaker
+from .cognition.facts import strip_speaker
 from .cognition.rerank import NoopReranker, Reranker
 from .cognition.tokenize import KiwiTokenizer, Tokenizer
 from .config import EngineConfig
@@ -34,15 +33,18 @@ from .contract import (
     RecallHit,
     RecallResult,
     Role,
+    Turn,
+    as_turn,
 )
 from .embedders.base import Embedder, EmbedderError
-from .llm.contradiction_filter import ContradictionFilter, FactView, HeuristicContradictionFilter, StatementContradictionFilter
-from .llm.extractor import LLMFactExtractor, UnparseableAnswer
+from .llm.contradiction_filter import ContradictionFilter, HeuristicContradictionFilter, StatementContradictionFilter
+from .llm.extractor import LLMFactExtractor
+from .consolidation import Consolidator, source_ids as _source_ids
+from .memory_index import MemoryIndex
 from .recall.context import carried_context, index_text
 from .recall.relative_time import to_json
 from .recall.when import event_windows
 from .recall.pipeline import RecallPipeline
-from .recall.signals import label_tokens
 from .validate import check_content, check_query, role_name
 from .records import ACTIVE, ARCHIVED, SUPERSEDED, MemoryRecord, content_id, ensure_aware
 from .stores.port import RecordFilter, StoragePort
@@ -57,11 +59,6 @@ def _role(role: Role | str) -> str:
     if r not in _ROLES:
         raise ValueError(f"unknown role {role!r}; use one of {sorted(_ROLES)}")
     return r
-
-
-def _jaccard(a: Sequence[str], b: Sequence[str]) -> float:
-    sa, sb = set(a), set(b)
-    return len(sa & sb) / len(sa | sb) if sa and sb else 0.0
 
 
 class MemorySystem:
@@ -84,8 +81,7 @@ class MemorySystem:
         self.embedder = embedder
         self.tokenizer = tokenizer or KiwiTokenizer()
         self.config = config or EngineConfig()
-        self.fact_extractor = fact_extractor
-        self.contradiction_filter = contradiction_filter or (
+        judge = contradiction_filter or (
             StatementContradictionFilter(self.tokenizer) if self.config.fact_rules == "statements" else HeuristicContradictionFilter())
         self.reranker = reranker or NoopReranker()
         self._lock = threading.RLock()
@@ -93,27 +89,33 @@ class MemorySystem:
         self._timer_interval: float | None = None
         self._closed = False
         store.bind_embedder(embedder.name, embedder.dim)
-        self._entity_index: dict[str, set[str]] = {}
+        self.index = MemoryIndex(store.records())
         self._last_turn: dict[tuple[str, str], str] = {}  # (project, session) -> the turn before, gated or not
         self.pipeline = RecallPipeline(store=store, embedder=embedder, tokenizer=self.tokenizer, config=self.config,
-                                       reranker=self.reranker, entity_index=lambda e: self._entity_index.get(e, set()))
-        self._id_counter = sum(1 for _ in store.records())
-        for r in store.records():
-            self._index_entities(r)
+                                       reranker=self.reranker, entity_index=self.index.entity)
+        self.consolidator = Consolidator(store=store, tokenizer=self.tokenizer, config=self.config, index=self.index,
+                                         contradiction_filter=judge, fact_extractor=fact_extractor,
+                                         embed_one=self._embed_one, new_id=self._new_id)
+        self._id_counter = self.index.count
+
+    # the consolidator owns these; they stay settable here (swap in a model at run time)
+    @property
+    def fact_extractor(self) -> LLMFactExtractor | None:
+        return self.consolidator.fact_extractor
+
+    @fact_extractor.setter
+    def fact_extractor(self, value: LLMFactExtractor | None) -> None:
+        self.consolidator.fact_extractor = value
+
+    @property
+    def contradiction_filter(self) -> ContradictionFilter:
+        return self.consolidator.contradiction_filter
+
+    @contradiction_filter.setter
+    def contradiction_filter(self, value: ContradictionFilter) -> None:
+        self.consolidator.contradiction_filter = value
 
     # ------------------------------------------------------------------ helpers
-    def _index_entities(self, r: MemoryRecord) -> None:
-        for e in r.entities:
-            self._entity_index.setdefault(e, set()).add(r.id)
-
-    def _unindex_entities(self, r: MemoryRecord) -> None:
-        for e in r.entities:
-            ids = self._entity_index.get(e)
-            if ids is not None:
-                ids.discard(r.id)
-                if not ids:
-                    del self._entity_index[e]
-
     def _new_id(self, prefix: str, content: str, now: datetime, project: str) -> str:
         """Deterministic ids (same inputs in the same order, same ids), so
         ties broken on id rank the same in every rerun."""
@@ -163,34 +165,102 @@ class MemorySystem:
         now = ensure_aware(now)
         with self._lock:
             self._check_open()
-            score = self.score_importance(content=content, role=role_s, project=project, overrides=importance)
-            turn_key = (project, session) if session is not None else None
+            result = self._encode(content, role_s, session, project, now, metadata, importance, self._embed_one)
+            if result.stored:
+                self._commit()
+            return result
+
+    def encode_many(self, *, turns: Sequence[Turn | Mapping[str, Any]], project: str = "default", batch_size: int = 64,
+                    progress: Callable[[int, int], None] | None = None) -> list[EncodeResult]:
+        """Import a history at once: the same results as ``encode`` on each
+        turn in order, but one embedder call per ``batch_size`` turns and one
+        commit. Every turn is checked before anything is stored, and a failure
+        part-way leaves the memory as it was before the call."""
+        items = [as_turn(t) for t in turns]
+        for t in items:
+            check_content(t.content)
+        roles = [_role(t.role) for t in items]
+        nows = [ensure_aware(t.now) for t in items]
+        if batch_size <= 0:
+            raise ValueError("batch_size must be positive")
+        with self._lock:
+            self._check_open()
+            texts = self._index_texts(items, project)
+            vectors = []
+            for i in range(0, len(texts), batch_size):
+                chunk = texts[i:i + batch_size]
+                v = self.embedder.embed_passages(chunk)
+                if v.shape != (len(chunk), self.embedder.dim):
+                    raise EmbedderError(f"{self.embedder.name} returned {v.shape} for {len(chunk)} texts")
+                vectors.append(v)
+                if progress:
+                    progress(min(i + batch_size, len(texts)), len(texts))
+            matrix = np.concatenate(vectors) if vectors else np.zeros((0, self.embedder.dim), dtype=np.float32)
+            last_turn, counter = dict(self._last_turn), self._id_counter
+            results: list[EncodeResult] = []
+            try:
+                for i, t in enumerate(items):
+                    def vector(text: str, i: int = i) -> np.ndarray:
+                        if text != texts[i]:  # the context was worked out the same way; if not, say so
+                            raise RuntimeError(f"encode_many: turn {i} indexed as {text!r}, embedded as {texts[i]!r}")
+                        return matrix[i]
+                    results.append(self._encode(t.content, roles[i], t.session, project, nows[i], t.metadata, None, vector))
+                self._commit()
+            except BaseException:
+                for r in results:
+                    if r.stored and self.store.get(r.id) is not None:
+                        self.index.remove(self.store.get(r.id))
+                        self.store.delete(r.id)
+                self._last_turn, self._id_counter = last_turn, counter
+                raise
+            return results
+
+    def _index_texts(self, items: Sequence[Turn], project: str) -> list[str]:
+        """What each turn will be embedded as (itself, or with the turn before
+        it in its session), worked out before any is stored."""
+        last = dict(self._last_turn)
+        out = []
+        for t in items:
+            key = (project, t.session) if t.session is not None else None
             context = None
-            if turn_key and self.config.context:
-                context = carried_context(self._last_turn.get(turn_key), content, self.tokenizer, self.config.context_short_tokens)
-            if turn_key:
-                self._last_turn[turn_key] = content
-            if self.config.gate and not imp.passes_gate(score, self.config.gate_threshold):
-                return EncodeResult(False, None, f"gated: combined {score.combined:.3f} < {self.config.gate_threshold}", score)
-            body = strip_speaker(content)
-            keep = "explicit-keep" in score.cues
-            md = {"importance": score.combined, "cues": list(score.cues), **dict(metadata or {})}
-            if context:
-                md["context"] = context
-            when = event_windows(body, now)
-            if when:  # "yesterday", said on 8 May: the event was on 7 May
-                md["when"] = to_json(when)
-            rec = MemoryRecord(
-                id=self._new_id("ep", content, now, project), kind=MemoryKind.EPISODE, content=content, created_at=now, updated_at=now,
-                last_accessed=now, project=project, session=session, role=role_s,
-                tokens=self.tokenizer.tokens(index_text(content, context)), entities=sorted(set(self.tokenizer.nouns(body))),
-                importance=max(score.importance, score.emotion), memory_class="permanent" if keep else "episode",
-                valid_from=now, metadata=md,
-            )
-            self.store.put(rec, self._embed_one(index_text(content, context)))
-            self._index_entities(rec)
-            self._commit()
-            return EncodeResult(True, rec.id, "stored", score)
+            if key and self.config.context:
+                context = carried_context(last.get(key), t.content, self.tokenizer, self.config.context_short_tokens)
+            if key:
+                last[key] = t.content
+            out.append(index_text(t.content, context))
+        return out
+
+    def _encode(self, content: str, role_s: str, session: str | None, project: str, now: datetime,
+                metadata: Mapping[str, Any] | None, importance: Mapping[str, float] | None,
+                vector: Callable[[str], np.ndarray]) -> EncodeResult:
+        score = self.score_importance(content=content, role=role_s, project=project, overrides=importance)
+        turn_key = (project, session) if session is not None else None
+        context = None
+        if turn_key and self.config.context:
+            context = carried_context(self._last_turn.get(turn_key), content, self.tokenizer, self.config.context_short_tokens)
+        if turn_key:
+            self._last_turn[turn_key] = content
+        if self.config.gate and not imp.passes_gate(score, self.config.gate_threshold):
+            return EncodeResult(False, None, f"gated: combined {score.combined:.3f} < {self.config.gate_threshold}", score)
+        body = strip_speaker(content)
+        keep = "explicit-keep" in score.cues
+        md = {"importance": score.combined, "cues": list(score.cues), **dict(metadata or {})}
+        if context:
+            md["context"] = context
+        when = event_windows(body, now)
+        if when:  # "yesterday", said on 8 May: the event was on 7 May
+            md["when"] = to_json(when)
+        text = index_text(content, context)
+        rec = MemoryRecord(
+            id=self._new_id("ep", content, now, project), kind=MemoryKind.EPISODE, content=content, created_at=now, updated_at=now,
+            last_accessed=now, project=project, session=session, role=role_s,
+            tokens=self.tokenizer.tokens(text), entities=sorted(set(self.tokenizer.nouns(body))),
+            importance=max(score.importance, score.emotion), memory_class="permanent" if keep else "episode",
+            valid_from=now, metadata=md,
+        )
+        self.store.put(rec, vector(text))
+        self.index.add(rec)
+        return EncodeResult(True, rec.id, "stored", score)
 
     # ------------------------------------------------------------------ consolidate
     def consolidate(self, *, now: datetime | None = None) -> ConsolidationReport:
@@ -200,13 +270,10 @@ class MemorySystem:
             self._check_open()
             if not self.config.consolidation:
                 return ConsolidationReport(0, ())
-            episodes = sorted(
-                (r for r in self.store.records(RecordFilter(kinds=(MemoryKind.EPISODE,), statuses=None, created_before=now)) if not r.consolidated),
-                key=lambda r: (r.created_at, r.id),
-            )
+            episodes = self.consolidator.waiting(now)
             decisions: list[Decision] = []
             for ep in episodes:
-                decisions.extend(self._consolidate_episode(ep, now))
+                decisions.extend(self.consolidator.consolidate_episode(ep, now))
             if self.config.decay:
                 self.apply_decay(now=now, _commit=False)
             self.store.append_log(_decision_json(d) for d in decisions)
@@ -214,132 +281,6 @@ class MemorySystem:
             return ConsolidationReport(len(episodes), tuple(decisions))
 
     consolidate_now = consolidate
-
-    def _extract(self, ep: MemoryRecord, now: datetime) -> tuple[list[FactCandidate], list[Decision]]:
-        """Fact candidates, and the decisions logged for what did not become one."""
-        if self.fact_extractor is None:
-            if self.config.fact_rules == "attributes":
-                return extract_facts(ep.content, ep.role, self._sentences), []
-            ex = extract(ep.content, ep.role, self._sentences, self.tokenizer)
-            return list(ex.facts), [Decision(DecisionOp.SKIP, s, None, None, None, f"not a fact: {why}", now, (ep.id,))
-                                    for s, why in ex.skipped]
-        try:
-            cands, _raw = self.fact_extractor.extract(ep.content, ep.role)
-            return cands, []
-        except UnparseableAnswer as e:
-            log.warning("fact extractor answer for %s could not be parsed: %s", ep.id, e.raw)
-            return [], [Decision(DecisionOp.UNDECIDED, strip_speaker(ep.content), None, None, None,
-                                 f"extractor answer unparseable: {e.why}", now, (ep.id,), e.raw)]
-
-    def _sentences(self, text: str) -> list[str]:
-        split = getattr(self.tokenizer, "sentences", None)
-        return split(text) if split else [text]
-
-    def _consolidate_episode(self, ep: MemoryRecord, now: datetime) -> list[Decision]:
-        if ep.role != "user":  # assistant turns never become facts
-            ep.consolidated = True
-            self.store.update(ep)
-            return []
-        cands, logged = self._extract(ep, now)
-        out = logged + [self._integrate(c, ep, now) for c in cands]
-        if any(d.op is DecisionOp.UNDECIDED for d in out):
-            ep.metadata["undecided_attempts"] = ep.metadata.get("undecided_attempts", 0) + 1
-        else:
-            ep.consolidated = True  # else left for a retry once the model answers properly
-        self.store.update(ep)
-        return out
-
-    def _active_facts(self, project: str) -> list[MemoryRecord]:
-        facts = self.store.records(RecordFilter(project=project, kinds=(MemoryKind.FACT,), statuses=(ACTIVE,)))
-        return sorted(facts, key=lambda r: (r.created_at, r.id), reverse=True)
-
-    def _integrate(self, cand: FactCandidate, ep: MemoryRecord, now: datetime) -> Decision:
-        tokens = self.tokenizer.tokens(cand.content)
-        vec = self._embed_one(cand.content)
-        subject = ep.metadata.get("subject", "user")
-        if cand.about:  # "우리 언니는 은행에 다녀" is the sister's job, not the user's
-            subject = f"{subject}/{cand.about}"
-        active = [f for f in self._active_facts(ep.project) if _related(f, subject, cand)]
-        distance = None
-        sims = self.store.embeddings([f.id for f in active]) @ vec if active else []
-        if active:
-            distance = round(float(1.0 - sims.max()), 6)
-        negated = contradiction.is_negated(cand.content)
-        for f in active:
-            if _jaccard(tokens, self._content_tokens(f)) >= self.config.dedup_jaccard and contradiction.is_negated(f.content) == negated:
-                self._add_provenance(f, ep, now)
-                return Decision(DecisionOp.NOOP, cand.content, None, f.id, distance, "near-duplicate", now, (ep.id,))
-        attr = contradiction.attribute(cand.attribute) if cand.attribute else None
-        values = contradiction.value_tokens(cand.content, tokens, attr, self.tokenizer.tokens)
-        existing = [FactView(f.id, f.content, f.attribute, frozenset(f.metadata.get("values", ())), float(s)) for f, s in zip(active, sims)]
-        try:
-            verdict = self.contradiction_filter.judge(cand.content, attr, values, existing)
-        except UnparseableAnswer as e:
-            log.warning("contradiction filter answer could not be parsed: %s", e.raw)
-            return Decision(DecisionOp.UNDECIDED, cand.content, None, None, distance, f"filter answer unparseable: {e.why}",
-                            now, (ep.id,), e.raw)
-        if verdict.op == "reaffirm":
-            old = self.store.get(verdict.target_id)
-            self._add_provenance(old, ep, now)
-            return Decision(DecisionOp.NOOP, cand.content, None, old.id, distance, verdict.reason, now, (ep.id,))
-        if verdict.op == "delete":
-            old = self.store.get(verdict.target_id)
-            self._retire(old, now, successor=None, reason=verdict.reason, episode_id=ep.id)
-            return Decision(DecisionOp.DELETE, cand.content, None, old.id, distance, verdict.reason, now, (ep.id,))
-        fact = MemoryRecord(
-            id=self._new_id("fact", cand.content, now, ep.project), kind=MemoryKind.FACT, content=cand.content, created_at=now, updated_at=now,
-            last_accessed=now, project=ep.project, session=ep.session, role="user", tokens=tokens + self._label_tokens(attr),
-            entities=sorted(set(self.tokenizer.nouns(cand.content))), importance=ep.importance,
-            memory_class=cand.memory_class, valid_from=ep.created_at, provenance=[ep.id],
-            attribute=cand.attribute, value=" ".join(sorted(values)) or None,
-            metadata={"values": sorted(values), "extractor": getattr(self.fact_extractor, "name", "heuristic"),
-                      "subject": subject, "source_ids": _source_ids(ep)},
-        )
-        when = event_windows(cand.content, ep.created_at)  # resolved against when it was said, not now
-        if when:
-            fact.metadata["when"] = to_json(when)
-        if verdict.op == "refine":
-            fact.metadata["refines"] = verdict.target_id
-        self.store.put(fact, vec)
-        self._index_entities(fact)
-        self.store.graph.add_cooccurrence(fact.entities)
-        if verdict.op == "supersede":
-            old = self.store.get(verdict.target_id)
-            fact.supersedes = old.id
-            self.store.update(fact)
-            self._retire(old, now, successor=fact.id, reason=verdict.reason, episode_id=ep.id)
-            return Decision(DecisionOp.UPDATE, cand.content, fact.id, old.id, distance, verdict.reason, now, (ep.id,))
-        return Decision(DecisionOp.ADD, cand.content, fact.id, verdict.target_id, distance, verdict.reason, now, (ep.id,))
-
-    def _label_tokens(self, attr: contradiction.Attribute | None) -> list[str]:
-        return list(label_tokens(attr.name, self.tokenizer)) if attr is not None else []
-
-    def _content_tokens(self, fact: MemoryRecord) -> list[str]:
-        """A fact's own tokens, without the attribute labels appended to them for
-        indexing (facts written before labels existed have none to strip)."""
-        labels = list(label_tokens(fact.attribute, self.tokenizer)) if fact.attribute else []
-        return fact.tokens[: -len(labels)] if labels and fact.tokens[-len(labels):] == labels else fact.tokens
-
-    def _add_provenance(self, fact: MemoryRecord, ep: MemoryRecord, now: datetime) -> None:
-        fact.provenance = sorted(set(fact.provenance) | {ep.id})
-        fact.metadata["source_ids"] = sorted(set(fact.metadata.get("source_ids", [])) | set(_source_ids(ep)))
-        fact.updated_at = now
-        self.store.update(fact)
-
-    def _retire(self, old: MemoryRecord, now: datetime, *, successor: str | None, reason: str, episode_id: str) -> None:
-        """Supersede, never destroy: the old fact keeps its content, gains an end."""
-        old.status = SUPERSEDED
-        old.valid_to = now
-        old.superseded_by = successor
-        old.updated_at = now
-        old.metadata["superseded_reason"] = reason
-        old.metadata["superseded_by_episode"] = episode_id
-        self.store.update(old)
-        for ep_id in old.provenance:  # what was said stays, but no longer reads as current
-            ep = self.store.get(ep_id)
-            if ep is not None and ep.kind is MemoryKind.EPISODE:
-                ep.metadata["stale_fact"] = old.id
-                self.store.update(ep)
 
     # ------------------------------------------------------------------ recall
     def recall(
@@ -356,17 +297,43 @@ class MemorySystem:
         flt = RecordFilter(project=project, kinds=tuple(kinds) if kinds else None, statuses=(ACTIVE,), created_before=now)
         return self._recall(query, top_k, flt, now, strengthen=self.config.strengthen)
 
+    def recall_many(
+        self,
+        *,
+        queries: Sequence[str],
+        top_k: int = 10,
+        project: str = "default",
+        now: datetime | None = None,
+        kinds: Sequence[MemoryKind] | None = None,
+    ) -> list[RecallResult]:
+        """``recall`` for each query in order (each strengthens what it
+        returns before the next runs), with the queries embedded up front."""
+        for q in queries:
+            check_query(q, top_k)
+        now = ensure_aware(now)
+        flt = RecordFilter(project=project, kinds=tuple(kinds) if kinds else None, statuses=(ACTIVE,), created_before=now)
+        embed_many = getattr(self.embedder, "embed_queries", None)
+        needs_vector = self.config.vector or self.config.mmr
+        if needs_vector and embed_many is not None:
+            vecs = list(embed_many(list(queries)))
+        elif needs_vector:
+            vecs = [self.embedder.embed_query(q) for q in queries]
+        else:
+            vecs = [None] * len(queries)
+        return [self._recall(q, top_k, flt, now, strengthen=self.config.strengthen, q_vec=v) for q, v in zip(queries, vecs)]
+
     def recall_at(self, *, query: str, at: datetime, top_k: int = 10, project: str = "default") -> RecallResult:
         """What was believed at ``at``: superseded facts count if valid then. Read-only."""
         at = ensure_aware(at)
         flt = RecordFilter(project=project, statuses=(ACTIVE, SUPERSEDED), created_before=at, valid_at=at)
         return self._recall(query, top_k, flt, at, strengthen=False)
 
-    def _recall(self, query: str, top_k: int, flt: RecordFilter, now: datetime, *, strengthen: bool) -> RecallResult:
+    def _recall(self, query: str, top_k: int, flt: RecordFilter, now: datetime, *, strengthen: bool,
+                q_vec: np.ndarray | None = None) -> RecallResult:
         check_query(query, top_k)
         with self._lock:
             self._check_open()
-            ranked, timings = self.pipeline.run(query, top_k, flt, now)
+            ranked, timings = self.pipeline.run(query, top_k, flt, now, q_vec=q_vec)
             hits = []
             for r, s, members, lead in ranked:
                 if strengthen:
@@ -442,14 +409,14 @@ class MemorySystem:
             if old.status != ACTIVE:
                 raise ValueError(f"{memory_id} is {old.status}; edit the current version")
             attr = contradiction.attribute(old.attribute) if old.kind is MemoryKind.FACT and old.attribute else None
-            labels = self._label_tokens(attr)
+            labels = self.consolidator.label_tokens(attr)
             new = replace(old, id=self._new_id(old.id.split("_")[0], content, now, old.project), content=content, tokens=self.tokenizer.tokens(content) + labels,
                           entities=sorted(set(self.tokenizer.nouns(content))), created_at=now, updated_at=now,
                           valid_from=now, valid_to=None, supersedes=old.id, superseded_by=None, recall_count=0,
                           metadata={**old.metadata, "edited_by_user": True})
             self.store.put(new, self._embed_one(content))
-            self._index_entities(new)
-            self._retire(old, now, successor=new.id, reason="edited by user", episode_id="user-edit")
+            self.index.add(new)
+            self.consolidator.retire(old, now, successor=new.id, reason="edited by user", episode_id="user-edit")
             self.store.append_log([{"op": "EDIT", "target": old.id, "new": new.id, "at": now.isoformat()}])
             self.store.commit()
             return new.id
@@ -465,7 +432,7 @@ class MemorySystem:
             else:
                 targets = list(self.store.records(RecordFilter(project=project, statuses=None)))
             for r in targets:
-                self._unindex_entities(r)
+                self.index.remove(r)
                 self.store.delete(r.id)
             self.store.append_log([{"op": "FORGET", "ids": [r.id for r in targets], "at": ensure_aware(None).isoformat()}])
             self.store.commit()
@@ -565,31 +532,6 @@ class MemorySystem:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-_SAID_OF_ONESELF = re.compile(r"^\s*(?:(?:i|i'm|i've|my)\b|(?:나|저|난|전|내가|제가)(?:\s|는|도|가))", re.I)
-
-
-def _related(fact: MemoryRecord, subject: str, cand: FactCandidate) -> bool:
-    """A fact the new one may update: the same subject's, or one that names the
-    person the new one is about ("I live with a roommate, Kev" / "Kev moved out"),
-    or, when the new one's subject was not found, whose person it names."""
-    theirs = str(fact.metadata.get("subject", "user"))
-    if theirs == subject:
-        return True
-    if cand.about and cand.about.lower() in fact.content.lower():
-        return True
-    who = theirs.split("/", 1)[1] if "/" in theirs else None
-    if cand.about or not who or who.lower() not in cand.content.lower():
-        return False  # the new fact is about someone else ("Jake's girlfriend"), or does not name them
-    # "나 요가 등록했어 민지 따라서": said of oneself, naming a friend; 민지's facts are hers
-    return not _SAID_OF_ONESELF.match(cand.source_sentence or cand.content)
-
-
-def _source_ids(r: MemoryRecord) -> list[str]:
-    """Caller-side ids (e.g. a dataset's turn id) passed as metadata["source_id"]."""
-    sid = r.metadata.get("source_id")
-    return [str(sid)] if sid is not None else list(r.metadata.get("source_ids", []))
 
 
 def _hit(r: MemoryRecord, score: float, members: Sequence[MemoryRecord] = (), lead: int = 0) -> RecallHit:

@@ -14,7 +14,7 @@ from naia_memory.contract import ConsolidationReport, RecallResult
 PERSISTENT = {"naia-local": "m.json", "sqlite": "m.sqlite", "sqlite-vec": "m.sqlite", "qdrant": "qdrant", "lite": "lite.sqlite"}
 PROVIDERS = ["naia-local", "sqlite", "sqlite-vec", "qdrant", "lite", "mem0", "letta", "none"]
 ENGINE_PROVIDERS = ["naia-local", "sqlite", "sqlite-vec", "qdrant"]
-FULL_CAPS = {"decay": True, "history": True, "importance": True, "backup": True, "graph": True}
+FULL_CAPS = {"decay": True, "history": True, "importance": True, "backup": True, "graph": True, "batch": True}
 DECLARED = {**{p: FULL_CAPS for p in ENGINE_PROVIDERS},
             **{p: {k: False for k in FULL_CAPS} for p in ("lite", "mem0", "letta", "none")}}
 
@@ -137,6 +137,11 @@ def test_declared_capabilities_work(provider, provider_name, tmp_path, t0):
     assert provider.neighbors(entity="스타트업") != [] or provider.neighbors(entity="회사") != []
     dest = provider.backup(path=str(tmp_path / "backup" / "copy"))
     assert os.path.exists(dest)
+    got = provider.encode_many(turns=[{"content": "주말마다 한강에서 자전거 타", "now": t0 + timedelta(days=32)},
+                                      {"content": "I play bass in a band", "now": t0 + timedelta(days=32, minutes=1)}])
+    assert [r.stored for r in got] == [True, True]
+    many = provider.recall_many(queries=["자전거", "bass"], top_k=1, now=t0 + timedelta(days=33))
+    assert [r.hits[0].id for r in many] == [got[0].id, got[1].id]
 
 
 def test_lite_refuses_another_embedder(tmp_path, e5, hashing):

@@ -172,7 +172,7 @@ def test_graph_spreading_brings_associated_memories(make_system, t0):
 
 def test_capabilities_declared(make_system):
     caps = capabilities_of(make_system())
-    assert caps == {"decay": True, "history": True, "importance": True, "backup": True, "graph": True}
+    assert caps == {"decay": True, "history": True, "importance": True, "backup": True, "graph": True, "batch": True}
 
 
 def test_bad_input_is_refused(make_system, t0):

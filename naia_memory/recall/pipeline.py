@@ -13,6 +13,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Callable, Mapping
 
+import numpy as np
 
 from ..cognition.decay import retention
 from ..cognition.graph import spreading_activation
@@ -83,12 +84,13 @@ class RecallPipeline:
         return AdjustWeights(decay=c.decay_weight, use=c.strengthen_weight, faded=c.faded_weight,
                              assistant=c.assistant_weight, max_adjust=c.max_adjust, stale_factor=c.stale_episode_weight)
 
-    def run(self, query: str, top_k: int, flt: RecordFilter, now: datetime) -> tuple[list[Ranked], dict[str, float]]:
+    def run(self, query: str, top_k: int, flt: RecordFilter, now: datetime,
+            q_vec: np.ndarray | None = None) -> tuple[list[Ranked], dict[str, float]]:
+        """``q_vec``: the query already embedded (a batch of queries)."""
         cfg = self.config
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
-        q_vec = None
-        if cfg.vector or cfg.mmr:
+        if q_vec is None and (cfg.vector or cfg.mmr):
             q_vec = self.embedder.embed_query(query)
             timings["embed_query_ms"] = (time.perf_counter() - t0) * 1e3
         t1 = time.perf_counter()

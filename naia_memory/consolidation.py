@@ -1,0 +1,230 @@
+"""Consolidation: raw episodes become atomic facts, and a fact that changes
+supersedes (or ends) the one it replaces, never silently overwrites it.
+
+Each waiting user episode is split into statements (``cognition/facts.py``
+and ``cognition/statements.py``, or an injected LLM extractor); each
+candidate is compared with its nearest active facts (``_neighbours``) and
+judged ADD / UPDATE / DELETE / NOOP by the contradiction filter (rules
+offline, or an injected model, AIDA's four operations). Every decision is
+returned for the audit log, including what was not a fact and why.
+"""
+from __future__ import annotations
+
+import logging
+import re
+from datetime import datetime
+from typing import Callable
+
+import numpy as np
+
+from .cognition import contradiction
+from .cognition.facts import FactCandidate, extract, extract_facts, strip_speaker
+from .cognition.tokenize import Tokenizer
+from .config import EngineConfig
+from .contract import Decision, DecisionOp, MemoryKind
+from .llm.contradiction_filter import ContradictionFilter, FactView
+from .llm.extractor import LLMFactExtractor, UnparseableAnswer
+from .memory_index import MemoryIndex
+from .recall.relative_time import to_json
+from .recall.signals import label_tokens
+from .recall.when import event_windows
+from .records import ACTIVE, SUPERSEDED, MemoryRecord
+from .stores.port import RecordFilter, StoragePort
+
+log = logging.getLogger("naia_memory")
+
+
+class Consolidator:
+    def __init__(self, *, store: StoragePort, tokenizer: Tokenizer, config: EngineConfig, index: MemoryIndex,
+                 contradiction_filter: ContradictionFilter, fact_extractor: LLMFactExtractor | None,
+                 embed_one: Callable[[str], np.ndarray], new_id: Callable[[str, str, datetime, str], str]):
+        self.store = store
+        self.tokenizer = tokenizer
+        self.config = config
+        self.index = index
+        self.contradiction_filter = contradiction_filter
+        self.fact_extractor = fact_extractor
+        self.embed_one = embed_one
+        self.new_id = new_id
+
+    def waiting(self, now: datetime) -> list[MemoryRecord]:
+        """Episodes said by ``now`` and not yet consolidated, oldest first."""
+        eps = [r for r in (self.store.get(i) for i in self.index.pending)
+               if r is not None and not r.consolidated and r.created_at <= now]
+        return sorted(eps, key=lambda r: (r.created_at, r.id))
+
+    def consolidate_episode(self, ep: MemoryRecord, now: datetime) -> list[Decision]:
+        decisions = self._consolidate_episode(ep, now)
+        if ep.consolidated:
+            self.index.pending.discard(ep.id)
+        return decisions
+
+    def _extract(self, ep: MemoryRecord, now: datetime) -> tuple[list[FactCandidate], list[Decision]]:
+        """Fact candidates, and the decisions logged for what did not become one."""
+        if self.fact_extractor is None:
+            if self.config.fact_rules == "attributes":
+                return extract_facts(ep.content, ep.role, self._sentences), []
+            ex = extract(ep.content, ep.role, self._sentences, self.tokenizer)
+            return list(ex.facts), [Decision(DecisionOp.SKIP, s, None, None, None, f"not a fact: {why}", now, (ep.id,))
+                                    for s, why in ex.skipped]
+        try:
+            cands, _raw = self.fact_extractor.extract(ep.content, ep.role)
+            return cands, []
+        except UnparseableAnswer as e:
+            log.warning("fact extractor answer for %s could not be parsed: %s", ep.id, e.raw)
+            return [], [Decision(DecisionOp.UNDECIDED, strip_speaker(ep.content), None, None, None,
+                                 f"extractor answer unparseable: {e.why}", now, (ep.id,), e.raw)]
+
+    def _sentences(self, text: str) -> list[str]:
+        split = getattr(self.tokenizer, "sentences", None)
+        return split(text) if split else [text]
+
+    def _consolidate_episode(self, ep: MemoryRecord, now: datetime) -> list[Decision]:
+        if ep.role != "user":  # assistant turns never become facts
+            ep.consolidated = True
+            self.store.update(ep)
+            return []
+        cands, logged = self._extract(ep, now)
+        out = logged + [self._integrate(c, ep, now) for c in cands]
+        if any(d.op is DecisionOp.UNDECIDED for d in out):
+            ep.metadata["undecided_attempts"] = ep.metadata.get("undecided_attempts", 0) + 1
+        else:
+            ep.consolidated = True  # else left for a retry once the model answers properly
+        self.store.update(ep)
+        return out
+
+    def _neighbours(self, cand: FactCandidate, tokens: list[str], vec: np.ndarray, project: str) -> list[MemoryRecord]:
+        """The active facts a candidate is compared with: its nearest by
+        meaning and by words, those filed under its attribute, and those that
+        name the person it is about, newest first. AIDA compares with the
+        three nearest; ``update_candidates`` (32) per lookup leaves room for
+        the same slot said in other words, and keeps the cost O(k log n)
+        instead of every fact of the subject."""
+        flt = RecordFilter(project=project, kinds=(MemoryKind.FACT,), statuses=(ACTIVE,))
+        k = self.config.update_candidates
+        ids = dict.fromkeys(i for i, _ in self.store.vector_top_k(vec, k, flt))
+        ids.update(dict.fromkeys(i for i, _ in self.store.keyword_top_k(tokens, k, flt)))
+        if cand.about:
+            ids.update(dict.fromkeys(i for i, _ in self.store.keyword_top_k(self.tokenizer.tokens(cand.about), k, flt)))
+        if cand.attribute:
+            ids.update(dict.fromkeys(sorted(self.index.with_attribute(project, cand.attribute))))
+        facts = [f for f in (self.store.get(i) for i in ids) if f is not None and flt.matches(f)]
+        return sorted(facts, key=lambda r: (r.created_at, r.id), reverse=True)
+
+    def _integrate(self, cand: FactCandidate, ep: MemoryRecord, now: datetime) -> Decision:
+        tokens = self.tokenizer.tokens(cand.content)
+        vec = self.embed_one(cand.content)
+        subject = ep.metadata.get("subject", "user")
+        if cand.about:  # "우리 언니는 은행에 다녀" is the sister's job, not the user's
+            subject = f"{subject}/{cand.about}"
+        active = [f for f in self._neighbours(cand, tokens, vec, ep.project) if _related(f, subject, cand)]
+        distance = None
+        sims = self.store.embeddings([f.id for f in active]) @ vec if active else []
+        if active:
+            distance = round(float(1.0 - sims.max()), 6)
+        negated = contradiction.is_negated(cand.content)
+        for f in active:
+            if _jaccard(tokens, self._content_tokens(f)) >= self.config.dedup_jaccard and contradiction.is_negated(f.content) == negated:
+                self._add_provenance(f, ep, now)
+                return Decision(DecisionOp.NOOP, cand.content, None, f.id, distance, "near-duplicate", now, (ep.id,))
+        attr = contradiction.attribute(cand.attribute) if cand.attribute else None
+        values = contradiction.value_tokens(cand.content, tokens, attr, self.tokenizer.tokens)
+        existing = [FactView(f.id, f.content, f.attribute, frozenset(f.metadata.get("values", ())), float(s)) for f, s in zip(active, sims)]
+        try:
+            verdict = self.contradiction_filter.judge(cand.content, attr, values, existing)
+        except UnparseableAnswer as e:
+            log.warning("contradiction filter answer could not be parsed: %s", e.raw)
+            return Decision(DecisionOp.UNDECIDED, cand.content, None, None, distance, f"filter answer unparseable: {e.why}",
+                            now, (ep.id,), e.raw)
+        if verdict.op == "reaffirm":
+            old = self.store.get(verdict.target_id)
+            self._add_provenance(old, ep, now)
+            return Decision(DecisionOp.NOOP, cand.content, None, old.id, distance, verdict.reason, now, (ep.id,))
+        if verdict.op == "delete":
+            old = self.store.get(verdict.target_id)
+            self.retire(old, now, successor=None, reason=verdict.reason, episode_id=ep.id)
+            return Decision(DecisionOp.DELETE, cand.content, None, old.id, distance, verdict.reason, now, (ep.id,))
+        fact = MemoryRecord(
+            id=self.new_id("fact", cand.content, now, ep.project), kind=MemoryKind.FACT, content=cand.content, created_at=now, updated_at=now,
+            last_accessed=now, project=ep.project, session=ep.session, role="user", tokens=tokens + self.label_tokens(attr),
+            entities=sorted(set(self.tokenizer.nouns(cand.content))), importance=ep.importance,
+            memory_class=cand.memory_class, valid_from=ep.created_at, provenance=[ep.id],
+            attribute=cand.attribute, value=" ".join(sorted(values)) or None,
+            metadata={"values": sorted(values), "extractor": getattr(self.fact_extractor, "name", "heuristic"),
+                      "subject": subject, "source_ids": source_ids(ep)},
+        )
+        when = event_windows(cand.content, ep.created_at)  # resolved against when it was said, not now
+        if when:
+            fact.metadata["when"] = to_json(when)
+        if verdict.op == "refine":
+            fact.metadata["refines"] = verdict.target_id
+        self.store.put(fact, vec)
+        self.index.add(fact)
+        self.store.graph.add_cooccurrence(fact.entities)
+        if verdict.op == "supersede":
+            old = self.store.get(verdict.target_id)
+            fact.supersedes = old.id
+            self.store.update(fact)
+            self.retire(old, now, successor=fact.id, reason=verdict.reason, episode_id=ep.id)
+            return Decision(DecisionOp.UPDATE, cand.content, fact.id, old.id, distance, verdict.reason, now, (ep.id,))
+        return Decision(DecisionOp.ADD, cand.content, fact.id, verdict.target_id, distance, verdict.reason, now, (ep.id,))
+
+    def label_tokens(self, attr: contradiction.Attribute | None) -> list[str]:
+        return list(label_tokens(attr.name, self.tokenizer)) if attr is not None else []
+
+    def _content_tokens(self, fact: MemoryRecord) -> list[str]:
+        """A fact's own tokens, without the attribute labels appended to them for
+        indexing (facts written before labels existed have none to strip)."""
+        labels = list(label_tokens(fact.attribute, self.tokenizer)) if fact.attribute else []
+        return fact.tokens[: -len(labels)] if labels and fact.tokens[-len(labels):] == labels else fact.tokens
+
+    def _add_provenance(self, fact: MemoryRecord, ep: MemoryRecord, now: datetime) -> None:
+        fact.provenance = sorted(set(fact.provenance) | {ep.id})
+        fact.metadata["source_ids"] = sorted(set(fact.metadata.get("source_ids", [])) | set(source_ids(ep)))
+        fact.updated_at = now
+        self.store.update(fact)
+
+    def retire(self, old: MemoryRecord, now: datetime, *, successor: str | None, reason: str, episode_id: str) -> None:
+        """Supersede, never destroy: the old fact keeps its content, gains an end."""
+        old.status = SUPERSEDED
+        old.valid_to = now
+        old.superseded_by = successor
+        old.updated_at = now
+        old.metadata["superseded_reason"] = reason
+        old.metadata["superseded_by_episode"] = episode_id
+        self.store.update(old)
+        for ep_id in old.provenance:  # what was said stays, but no longer reads as current
+            ep = self.store.get(ep_id)
+            if ep is not None and ep.kind is MemoryKind.EPISODE:
+                ep.metadata["stale_fact"] = old.id
+                self.store.update(ep)
+
+
+def _jaccard(a: list[str], b: list[str]) -> float:
+    sa, sb = set(a), set(b)
+    return len(sa & sb) / len(sa | sb) if sa and sb else 0.0
+
+
+_SAID_OF_ONESELF = re.compile(r"^\s*(?:(?:i|i'm|i've|my)\b|(?:나|저|난|전|내가|제가)(?:\s|는|도|가))", re.I)
+
+
+def _related(fact: MemoryRecord, subject: str, cand: FactCandidate) -> bool:
+    """A fact the new one may update: the same subject's, or one that names the
+    person the new one is about ("I live with a roommate, Kev" / "Kev moved out"),
+    or, when the new one's subject was not found, whose person it names."""
+    theirs = str(fact.metadata.get("subject", "user"))
+    if theirs == subject:
+        return True
+    if cand.about and cand.about.lower() in fact.content.lower():
+        return True
+    who = theirs.split("/", 1)[1] if "/" in theirs else None
+    if cand.about or not who or who.lower() not in cand.content.lower():
+        return False  # the new fact is about someone else ("Jake's girlfriend"), or does not name them
+    # "나 요가 등록했어 민지 따라서": said of oneself, naming a friend; 민지's facts are hers
+    return not _SAID_OF_ONESELF.match(cand.source_sentence or cand.content)
+
+
+def source_ids(r: MemoryRecord) -> list[str]:
+    """Caller-side ids (e.g. a dataset's turn id) passed as metadata["source_id"]."""
+    sid = r.metadata.get("source_id")
+    return [str(sid)] if sid is not None else list(r.metadata.get("source_ids", []))

@@ -1,0 +1,52 @@
+"""Key lookups the engine keeps beside the store, rebuilt on open.
+
+Why: consolidation used to find its work and its comparison set by scanning
+every record (every episode to find the unconsolidated ones, every fact to
+find those of the subject), so its cost per turn grew with the memory. These
+maps answer "which episodes wait", "which facts carry this attribute" and
+"which memories name this entity" in O(answer).
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from .contract import MemoryKind
+from .records import MemoryRecord
+
+
+class MemoryIndex:
+    def __init__(self, records: Iterable[MemoryRecord] = ()) -> None:
+        self._entities: dict[str, set[str]] = {}
+        self._attributes: dict[tuple[str, str], set[str]] = {}
+        self.pending: set[str] = set()  # user and assistant episodes not yet consolidated
+        self.count = 0
+        for r in records:
+            self.add(r)
+
+    def add(self, r: MemoryRecord) -> None:
+        self.count += 1
+        for e in r.entities:
+            self._entities.setdefault(e, set()).add(r.id)
+        if r.kind is MemoryKind.FACT and r.attribute:
+            self._attributes.setdefault((r.project, r.attribute), set()).add(r.id)
+        if r.kind is MemoryKind.EPISODE and not r.consolidated:
+            self.pending.add(r.id)
+
+    def remove(self, r: MemoryRecord) -> None:
+        for e in r.entities:
+            ids = self._entities.get(e)
+            if ids is not None:
+                ids.discard(r.id)
+                if not ids:
+                    del self._entities[e]
+        if r.attribute:
+            ids = self._attributes.get((r.project, r.attribute))
+            if ids is not None:
+                ids.discard(r.id)
+        self.pending.discard(r.id)
+
+    def entity(self, e: str) -> set[str]:
+        return self._entities.get(e, set())
+
+    def with_attribute(self, project: str, attribute: str) -> set[str]:
+        return self._attributes.get((project, attribute), set())

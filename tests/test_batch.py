@@ -1,0 +1,109 @@
+"""encode_many / recall_many: the same memory as one call per turn, cheaper."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import numpy as np
+import pytest
+
+from naia_memory import LocalStore, MemorySystem, Turn
+from naia_memory.embedders.hashing import HashingEmbedder
+
+HISTORY = [
+    ("S1", "user", "나는 서울에 살아"), ("S1", "assistant", "서울 어디쯤 사세요?"), ("S1", "user", "마포구"),
+    ("S1", "user", "I work as a nurse at a hospital"), ("S2", "user", "주말마다 한강에서 자전거 타"),
+    ("S2", "user", "My sister Mina lives in Busan"), ("S2", "assistant", "Nice!"), ("S2", "user", "ㅋㅋ"),
+    ("S2", "user", "이사했어, 이제 부산에 살아"), ("S2", "user", "I quit the hospital, I'm freelancing now"),
+]
+
+
+class CountingEmbedder(HashingEmbedder):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def embed_passages(self, texts):
+        self.calls += 1
+        return super().embed_passages(texts)
+
+
+def _turns(t0):
+    return [Turn(content=c, role=r, session=s, now=t0 + timedelta(minutes=i)) for i, (s, r, c) in enumerate(HISTORY)]
+
+
+def _system(path, tokenizer, embedder=None):
+    return MemorySystem(store=LocalStore(path), embedder=embedder or HashingEmbedder(), tokenizer=tokenizer)
+
+
+def _snapshot(m):
+    return sorted((r.to_json() for r in m.store.records(None)), key=lambda d: d["id"])
+
+
+def test_encode_many_builds_the_same_memory_as_encode_in_order(tmp_path, tokenizer, t0, monkeypatch):
+    one = _system(tmp_path / "one.json", tokenizer)
+    singles = [one.encode(content=t.content, role=t.role, session=t.session, now=t.now) for t in _turns(t0)]
+    emb = CountingEmbedder()
+    many = _system(tmp_path / "many.json", tokenizer, emb)
+    commits = []
+    real_commit = many.store.commit
+    monkeypatch.setattr(many.store, "commit", lambda: (commits.append(1), real_commit()))
+    batch = many.encode_many(turns=_turns(t0), batch_size=4)
+    assert batch == singles  # same ids, same gate decisions, same scores
+    assert any(not r.stored for r in batch)  # the gate still works inside a batch
+    assert emb.calls == 3  # ten turns in batches of four
+    assert _snapshot(many) == _snapshot(one)
+    assert np.allclose(many.store.embeddings([r.id for r in batch if r.stored]),
+                       one.store.embeddings([r.id for r in singles if r.stored]))
+    assert len(commits) == 1
+    later = t0 + timedelta(days=1)
+    assert [r.contents() for r in many.recall_many(queries=["어디 살아?", "job"], top_k=3, now=later)] == \
+        [one.recall(query=q, top_k=3, now=later).contents() for q in ["어디 살아?", "job"]]
+    one.close(), many.close()
+
+
+def test_recall_many_strengthens_in_order_like_recall(tmp_path, tokenizer, t0):
+    a, b = _system(tmp_path / "a.json", tokenizer), _system(tmp_path / "b.json", tokenizer)
+    for m in (a, b):
+        m.encode_many(turns=_turns(t0))
+    later = t0 + timedelta(days=2)
+    qs = ["자전거", "자전거", "sister"]
+    assert [r.contents() for r in a.recall_many(queries=qs, now=later)] == [b.recall(query=q, now=later).contents() for q in qs]
+    assert _snapshot(a) == _snapshot(b)  # recall counts and last_accessed moved the same way
+    a.close(), b.close()
+
+
+def test_a_bad_turn_refuses_the_whole_batch_before_anything_is_stored(tmp_path, tokenizer, t0):
+    m = _system(tmp_path / "m.json", tokenizer)
+    m.encode(content="나는 서울에 살아", now=t0)
+    before = _snapshot(m)
+    with pytest.raises(ValueError):
+        m.encode_many(turns=[{"content": "fine", "now": t0}, {"content": "   ", "now": t0}])
+    with pytest.raises(ValueError, match="needs 'content'"):
+        m.encode_many(turns=[{"text": "wrong key"}])
+    with pytest.raises(TypeError):
+        m.encode_many(turns=["a bare string"])
+    assert _snapshot(m) == before
+    m.close()
+
+
+def test_a_failure_part_way_leaves_the_memory_as_it_was(tmp_path, tokenizer, t0, monkeypatch):
+    m = _system(tmp_path / "m.json", tokenizer)
+    m.encode(content="나는 서울에 살아", now=t0)
+    before = _snapshot(m)
+    real = m.store.put
+    calls = []
+
+    def failing_put(rec, vec):
+        calls.append(rec.id)
+        if len(calls) == 3:
+            raise OSError("disk full")
+        real(rec, vec)
+
+    monkeypatch.setattr(m.store, "put", failing_put)
+    with pytest.raises(OSError):
+        m.encode_many(turns=_turns(t0 + timedelta(hours=1)))
+    monkeypatch.undo()
+    assert _snapshot(m) == before
+    again = m.encode_many(turns=_turns(t0 + timedelta(hours=1)))  # and the same call then works, with the same ids
+    assert [r.id for r in again if r.stored][:2] == calls[:2]
+    m.close()
