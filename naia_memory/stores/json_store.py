@@ -15,7 +15,6 @@ One process writes a store at a time (``<file>.lock``).
 from __future__ import annotations
 
 import base64
-import heapq
 import json
 import os
 import tempfile
@@ -342,15 +341,3 @@ class LocalStore:
 
     def log(self) -> list[dict[str, Any]]:
         return list(self._log)
-
-
-def filtered_top_k(scores: dict[str, float], k: int, keep) -> list[tuple[str, float]]:
-    """Best ``k`` of ``scores`` that pass ``keep``, ties broken by id, without
-    sorting everything when most candidates pass."""
-    width = max(4 * k, 64)
-    while True:
-        top = heapq.nsmallest(width, scores.items(), key=lambda kv: (-kv[1], kv[0]))
-        hits = [(i, s) for i, s in top if keep(i)][:k]
-        if len(hits) == k or width >= len(scores):
-            return hits
-        width *= 4

@@ -4,11 +4,11 @@ Same cognition as the JSON store (the engine does it all); what changes is
 durability and scale: every mutation is a row write in a transaction (WAL,
 busy timeout), so committing costs O(change), not a rewrite of the file.
 
-- BM25: FTS5 over the engine's pre-tokenized Kiwi morphemes (contentless,
-  with delete support). FTS5 finds the candidate rows; the score uses the
-  same formula as the JSON store (Lucene IDF, k1=1.2, b=0.75) from FTS5's
-  own vocabulary tables, so both stores rank identically. (FTS5's built-in
-  ``bm25()`` uses a different IDF; using it would change rankings.)
+- BM25: the engine's pre-tokenized Kiwi morphemes are written to an FTS5
+  table (contentless, with delete support) for tools that read the file;
+  queries are scored by the same in-memory numpy index as the JSON store
+  (Lucene IDF, k1=1.2, b=0.75), built from the stored tokens on open, so
+  both stores rank identically and a query never scans the table.
 - Vectors: ``vector_index="matrix"`` keeps a float32 matrix loaded from the
   blobs (AIDA's approach; exact cosine, one matrix product); ``"sqlite-vec"``
   asks a vec0 table for the nearest rows. The latency experiment measures
@@ -26,11 +26,10 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ..cognition.bm25 import bm25_term, idf
+from ..cognition.bm25 import BM25Index
 from ..cognition.graph import EntityGraph
 from ..records import MemoryRecord
 from .cache import RecordCache, check_embedder
-from .json_store import filtered_top_k
 from .port import RecordFilter, StoreError
 
 SQLITE_SCHEMA_VERSION = 1
@@ -94,8 +93,12 @@ class SqliteStore:
         self._in_txn = False
         self._cache = RecordCache()
         self._rowid: dict[str, int] = {}
-        self._tokens: dict[str, tuple[str, ...]] = {}  # what FTS5 holds for each record
-        self._total_tokens = 0  # BM25's average length without a full-table SUM per query
+        self._by_rowid: dict[int, str] = {}
+        # Keyword search runs on an in-memory index of the same tokens FTS5 holds:
+        # scoring through memories_inst walked every posting of every query term in
+        # Python (and rebuilt a rowid map), O(store) per query, and encode queries it
+        # for surprise. FTS5 stays as the on-disk index other tools can read.
+        self._bm25 = BM25Index()
         self._migrate()
         self._load()
 
@@ -136,8 +139,8 @@ class SqliteStore:
                 raise StoreError(f"{self.path}: record {rec.id} has a {vec.shape[0]}-d vector, store is {dim}-d")
             self._cache.add(rec, vec)
             self._rowid[rec.id] = rowid
-            self._tokens[rec.id] = tuple(rec.tokens)
-            self._total_tokens += len(rec.tokens)
+            self._by_rowid[rowid] = rec.id
+            self._bm25.add(rec.id, rec.tokens)
         if dim:
             self._ensure_vec_table(dim)
             if self.vector_index == "sqlite-vec":
@@ -206,8 +209,8 @@ class SqliteStore:
                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*self._row_values(record), vec.tobytes()))
         rowid = self.db.last_insert_rowid()
         self._rowid[record.id] = rowid
-        self._tokens[record.id] = tuple(record.tokens)
-        self._total_tokens += len(record.tokens)
+        self._by_rowid[rowid] = record.id
+        self._bm25.add(record.id, record.tokens)
         self.db.execute("INSERT INTO memories_fts(rowid, tokens) VALUES (?, ?)", (rowid, _fts_text(record.tokens)))
         if self.vector_index == "sqlite-vec":
             self.db.execute("INSERT INTO memories_vec(rowid, embedding) VALUES (?, ?)", (rowid, vec.tobytes()))
@@ -220,11 +223,10 @@ class SqliteStore:
         self._begin()
         self.db.execute("UPDATE memories SET kind=?, project=?, status=?, created_at=?, valid_from=?, valid_to=?, ntokens=?, record=? "
                         "WHERE id=?", (*self._row_values(record)[1:], record.id))
-        if self._tokens.get(record.id) != tuple(record.tokens):
+        if self._bm25.doc_tokens.get(record.id) != tuple(record.tokens):
             self.db.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
             self.db.execute("INSERT INTO memories_fts(rowid, tokens) VALUES (?, ?)", (rowid, _fts_text(record.tokens)))
-            self._total_tokens += len(record.tokens) - len(self._tokens.get(record.id, ()))
-            self._tokens[record.id] = tuple(record.tokens)
+            self._bm25.add(record.id, record.tokens)
 
     def set_embedding(self, record_id: str, embedding: np.ndarray) -> None:
         vec = np.asarray(embedding, dtype="<f4").reshape(-1)
@@ -244,7 +246,8 @@ class SqliteStore:
         if rowid is None:
             return
         self._cache.remove(record_id)
-        self._total_tokens -= len(self._tokens.pop(record_id, ()))
+        self._by_rowid.pop(rowid, None)
+        self._bm25.remove(record_id)
         self._begin()
         self.db.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
         self.db.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
@@ -267,7 +270,7 @@ class SqliteStore:
         n = len(self._cache)
         if n == 0 or k <= 0:
             return []
-        by_rowid = {v: i for i, v in self._rowid.items()}
+        by_rowid = self._by_rowid
         q = np.asarray(query, dtype="<f4")
         width = min(n, max(4 * k, 64))
         while True:
@@ -282,25 +285,7 @@ class SqliteStore:
             width = min(n, width * 4)
 
     def keyword_top_k(self, tokens: Sequence[str], k: int, flt: RecordFilter) -> list[tuple[str, float]]:
-        terms = sorted({_term(t) for t in tokens})
-        n_docs = len(self._cache)
-        if not terms or n_docs == 0:
-            return []
-        marks = ",".join("?" * len(terms))
-        df = dict(self.db.execute(f"SELECT term, doc FROM memories_vocab WHERE term IN ({marks})", terms))
-        if not df:
-            return []
-        avg = self._total_tokens / n_docs
-        by_rowid = {v: i for i, v in self._rowid.items()}
-        scores: dict[str, float] = {}
-        rows = self.db.execute(
-            f"SELECT i.term, i.doc, count(*), m.ntokens FROM memories_inst i JOIN memories m ON m.rowid = i.doc "
-            f"WHERE i.term IN ({marks}) GROUP BY i.term, i.doc", terms)
-        for term, doc, tf, ntok in rows:
-            rid = by_rowid.get(doc)
-            if rid is not None:
-                scores[rid] = scores.get(rid, 0.0) + bm25_term(tf, ntok, avg, idf(n_docs, df[term]))
-        return filtered_top_k(scores, k, lambda i: flt.matches(self._cache.records[i]))
+        return self._bm25.ranked(tokens, lambda i: flt.matches(self._cache.records[i]), k)
 
     def backup_to(self, dest: str) -> None:
         """A consistent copy through SQLite's online backup API (WAL included)."""
