@@ -30,7 +30,7 @@ class _Posting:
 
     def __init__(self) -> None:
         self.rows = np.zeros(4, dtype=np.int32)
-        self.tfs = np.zeros(4, dtype=np.float32)
+        self.tfs = np.zeros(4, dtype=np.float64)  # float64: no conversion per query
         self.n = 0  # entries written, dead rows included
         self.live = 0  # document frequency
 
@@ -63,7 +63,7 @@ class BM25Index:
         self.doc_tokens: dict[str, tuple[str, ...]] = {}
         self._row: dict[str, int] = {}
         self._ids: list[str | None] = []
-        self._len = np.zeros(16, dtype=np.float32)
+        self._len = np.zeros(16, dtype=np.float64)
         self._alive = np.zeros(16, dtype=bool)
         self._total_len = 0
         self._dead = 0
@@ -130,14 +130,15 @@ class BM25Index:
             if posting is None:
                 continue
             rows = posting.rows[: posting.n]
-            tf = posting.tfs[: posting.n].astype(np.float64)
-            lengths = self._len[rows].astype(np.float64)
-            norm = self.k1 * (1.0 - self.b + self.b * lengths / avg) if avg > 0 else self.k1
-            acc[rows] += idf(n, posting.live) * tf * (self.k1 + 1.0) / (tf + norm)
+            tf = posting.tfs[: posting.n]
+            norm = self._len[rows] * (self.k1 * self.b / avg) if avg > 0 else np.zeros(len(rows))
+            norm += self.k1 * (1.0 - self.b) if avg > 0 else self.k1
+            acc[rows] += (idf(n, posting.live) * (self.k1 + 1.0)) * tf / (tf + norm)
             hit = True
         if not hit:
             return None
-        acc[~self._alive[:rows_total]] = 0.0
+        if self._dead:
+            acc[~self._alive[:rows_total]] = 0.0
         return acc
 
     def scores(self, query_tokens: Iterable[str], allowed: set[str] | None = None) -> dict[str, float]:
@@ -156,16 +157,26 @@ class BM25Index:
         acc = self._accumulate(query_tokens)
         if acc is None or k <= 0:
             return []
-        nonzero = int(np.count_nonzero(acc > 0))
+        nz = np.flatnonzero(acc)  # the documents any query term reached
+        nonzero = len(nz)
         if nonzero == 0:
             return []
+        vals = acc[nz]
         width = min(nonzero, max(4 * k, 64))
         while True:
-            cut = acc[np.argpartition(-acc, width - 1)[width - 1]]
-            top = np.flatnonzero(acc >= max(cut, np.nextafter(0.0, 1.0))).tolist()  # ties at the cut stay in
-            top.sort(key=lambda r: (-acc[r], self._ids[r]))
-            hits = [(self._ids[r], float(acc[r])) for r in top if keep(self._ids[r])][:k]
-            if len(hits) == k or width >= nonzero:
+            cut = vals[np.argpartition(vals, nonzero - width)[nonzero - width]]
+            above = nz[vals > cut]
+            above = above[np.argsort(-acc[above], kind="stable")].tolist()
+            above = _by_id_within_ties(above, acc, self._ids)
+            tied = sorted((self._ids[r], r) for r in nz[vals == cut].tolist())  # ties at the cut stay in
+            top = above + [r for _, r in tied]
+            hits = []
+            for r in top:  # ask keep() only until k have passed
+                if keep(self._ids[r]):
+                    hits.append((self._ids[r], float(acc[r])))
+                    if len(hits) == k:
+                        return hits
+            if width >= nonzero:
                 return hits
             width = min(nonzero, width * 4)
 
@@ -173,6 +184,19 @@ class BM25Index:
         if allowed is None:
             return self.ranked(query_tokens, lambda _d: True, k)
         return self.ranked(query_tokens, allowed.__contains__, k)
+
+
+def _by_id_within_ties(rows: list[int], acc: np.ndarray, ids: list) -> list[int]:
+    """Rows already in descending score order; equal scores put in id order."""
+    out: list[int] = []
+    i = 0
+    while i < len(rows):
+        j = i + 1
+        while j < len(rows) and acc[rows[j]] == acc[rows[i]]:
+            j += 1
+        out.extend(rows[i:j] if j - i == 1 else sorted(rows[i:j], key=ids.__getitem__))
+        i = j
+    return out
 
 
 def rank(scores: Mapping[str, float], k: int | None = None) -> list[tuple[str, float]]:
