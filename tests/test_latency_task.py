@@ -1,0 +1,36 @@
+"""The latency experiment's workers measure what they say (tiny sizes; the
+numbers themselves come from `experiment=latency`, not from tests)."""
+from __future__ import annotations
+
+from experiments.report import latency_table
+from experiments.tasks.latency import Precomputed, consolidation_worker, floor, worker
+from naia_memory.embedders import make_embedder
+
+FILL = {"kind": "hashing", "dim": 64}
+
+
+def test_default_and_bulk_rows_fill_the_same_store_and_report_every_column():
+    rows = [worker("naia-local", 120, 5, FILL, mode) for mode in ("default", "bulk")]
+    for r in rows:
+        assert r["stored"] == 120 + 50  # the fill, then the 50 single encodes timed on the full store
+        for key in ("encode_per_s", "encode_p50_ms", "recall_p50_ms", "search_p50_ms", "peak_rss_mib", "disk_to_raw"):
+            assert r[key] is not None and r[key] > 0, key
+        assert r["disk_to_raw"] < 10  # after close the journal is folded in: one snapshot, not a pile of rewrites
+    lite = worker("lite", 50, 3, FILL, "bulk")
+    assert "no batch API" in lite["error"]
+
+
+def test_precomputed_serves_what_it_holds_and_embeds_the_rest():
+    base = make_embedder("hashing", dim=64)
+    emb = Precomputed(base, ["a", "b"])
+    assert (emb.embed_passages(["a"])[0] == base.embed_passages(["a"])[0]).all()
+    assert (emb.embed_passages(["new text"])[0] == base.embed_passages(["new text"])[0]).all()
+
+
+def test_consolidation_and_floor_rows_and_their_tables():
+    cons = consolidation_worker(300, FILL, batch=40)
+    assert cons["episodes"] == 40 and cons["facts"] > 0 and cons["consolidate_ms_per_turn"] > 0
+    fl = floor(500, 64, 5)
+    assert fl["search_p50_ms"] > 0
+    text = "\n".join(latency_table({"rows": [cons, fl], "query_embedding": {"embedder": "x", "p50_ms": 1.0, "p95_ms": 2.0}}))
+    assert "ms per consolidated turn" in text and "numpy M@q" in text and "Query embedding (x)" in text
