@@ -17,16 +17,14 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from .cognition import contradiction, importance as imp
+from .cognition import contradiction
 from .cognition.decay import retention, should_archive
-from .cognition.facts import strip_speaker
 from .cognition.rerank import NoopReranker, Reranker
 from .cognition.tokenize import KiwiTokenizer, Tokenizer
 from .config import EngineConfig
 from .contract import (
     ConsolidationReport,
     Decision,
-    DecisionOp,
     EncodeResult,
     ImportanceScore,
     MemoryKind,
@@ -40,10 +38,9 @@ from .embedders.base import Embedder, EmbedderError
 from .llm.contradiction_filter import ContradictionFilter, HeuristicContradictionFilter, StatementContradictionFilter
 from .llm.extractor import LLMFactExtractor
 from .consolidation import Consolidator, source_ids as _source_ids
+from .encoding import Encoder
 from .memory_index import MemoryIndex
-from .recall.context import carried_context, index_text
-from .recall.relative_time import to_json
-from .recall.when import event_windows
+from .recall.context import index_text
 from .recall.pipeline import RecallPipeline
 from .validate import check_content, check_query, role_name
 from .records import ACTIVE, ARCHIVED, SUPERSEDED, MemoryRecord, content_id, ensure_aware
@@ -90,9 +87,9 @@ class MemorySystem:
         self._closed = False
         store.bind_embedder(embedder.name, embedder.dim)
         self.index = MemoryIndex(store.records())
-        self._last_turn: dict[tuple[str, str], str] = {}  # (project, session) -> the turn before, gated or not
         self.pipeline = RecallPipeline(store=store, embedder=embedder, tokenizer=self.tokenizer, config=self.config,
                                        reranker=self.reranker, entity_index=self.index.entity)
+        self.encoder = Encoder(store=store, tokenizer=self.tokenizer, config=self.config, index=self.index, new_id=self._new_id)
         self.consolidator = Consolidator(store=store, tokenizer=self.tokenizer, config=self.config, index=self.index,
                                          contradiction_filter=judge, fact_extractor=fact_extractor,
                                          embed_one=self._embed_one, new_id=self._new_id)
@@ -142,11 +139,7 @@ class MemorySystem:
     # ------------------------------------------------------------------ encode
     def score_importance(self, *, content: str, role: Role | str = Role.USER, project: str = "default",
                          overrides: Mapping[str, float] | None = None) -> ImportanceScore:
-        tokens = self.tokenizer.tokens(content)
-        flt = RecordFilter(project=project, statuses=(ACTIVE,))
-        neighbours = [self.store.get(i) for i, _ in self.store.keyword_top_k(tokens, 5, flt)] if tokens else []
-        surprise = imp.lexical_surprise(tokens, [n.tokens for n in neighbours if n is not None])
-        return imp.score(strip_speaker(content), _role(role), surprise, self.config.importance, overrides)
+        return self.encoder.score_importance(content, _role(role), project, overrides)
 
     def encode(
         self,
@@ -165,7 +158,7 @@ class MemorySystem:
         now = ensure_aware(now)
         with self._lock:
             self._check_open()
-            result = self._encode(content, role_s, session, project, now, metadata, importance, self._embed_one)
+            result = self.encoder.encode(content, role_s, session, project, now, metadata, importance, self._embed_one)
             if result.stored:
                 self._commit()
             return result
@@ -185,7 +178,7 @@ class MemorySystem:
             raise ValueError("batch_size must be positive")
         with self._lock:
             self._check_open()
-            texts = self._index_texts(items, project)
+            texts = self.encoder.index_texts(items, project)
             vectors = []
             for i in range(0, len(texts), batch_size):
                 chunk = texts[i:i + batch_size]
@@ -196,7 +189,7 @@ class MemorySystem:
                 if progress:
                     progress(min(i + batch_size, len(texts)), len(texts))
             matrix = np.concatenate(vectors) if vectors else np.zeros((0, self.embedder.dim), dtype=np.float32)
-            last_turn, counter = dict(self._last_turn), self._id_counter
+            last_turn, counter = dict(self.encoder.last_turn), self._id_counter
             results: list[EncodeResult] = []
             try:
                 for i, t in enumerate(items):
@@ -204,63 +197,16 @@ class MemorySystem:
                         if text != texts[i]:  # the context was worked out the same way; if not, say so
                             raise RuntimeError(f"encode_many: turn {i} indexed as {text!r}, embedded as {texts[i]!r}")
                         return matrix[i]
-                    results.append(self._encode(t.content, roles[i], t.session, project, nows[i], t.metadata, None, vector))
+                    results.append(self.encoder.encode(t.content, roles[i], t.session, project, nows[i], t.metadata, None, vector))
                 self._commit()
             except BaseException:
                 for r in results:
                     if r.stored and self.store.get(r.id) is not None:
                         self.index.remove(self.store.get(r.id))
                         self.store.delete(r.id)
-                self._last_turn, self._id_counter = last_turn, counter
+                self.encoder.last_turn, self._id_counter = last_turn, counter
                 raise
             return results
-
-    def _index_texts(self, items: Sequence[Turn], project: str) -> list[str]:
-        """What each turn will be embedded as (itself, or with the turn before
-        it in its session), worked out before any is stored."""
-        last = dict(self._last_turn)
-        out = []
-        for t in items:
-            key = (project, t.session) if t.session is not None else None
-            context = None
-            if key and self.config.context:
-                context = carried_context(last.get(key), t.content, self.tokenizer, self.config.context_short_tokens)
-            if key:
-                last[key] = t.content
-            out.append(index_text(t.content, context))
-        return out
-
-    def _encode(self, content: str, role_s: str, session: str | None, project: str, now: datetime,
-                metadata: Mapping[str, Any] | None, importance: Mapping[str, float] | None,
-                vector: Callable[[str], np.ndarray]) -> EncodeResult:
-        score = self.score_importance(content=content, role=role_s, project=project, overrides=importance)
-        turn_key = (project, session) if session is not None else None
-        context = None
-        if turn_key and self.config.context:
-            context = carried_context(self._last_turn.get(turn_key), content, self.tokenizer, self.config.context_short_tokens)
-        if turn_key:
-            self._last_turn[turn_key] = content
-        if self.config.gate and not imp.passes_gate(score, self.config.gate_threshold):
-            return EncodeResult(False, None, f"gated: combined {score.combined:.3f} < {self.config.gate_threshold}", score)
-        body = strip_speaker(content)
-        keep = "explicit-keep" in score.cues
-        md = {"importance": score.combined, "cues": list(score.cues), **dict(metadata or {})}
-        if context:
-            md["context"] = context
-        when = event_windows(body, now)
-        if when:  # "yesterday", said on 8 May: the event was on 7 May
-            md["when"] = to_json(when)
-        text = index_text(content, context)
-        rec = MemoryRecord(
-            id=self._new_id("ep", content, now, project), kind=MemoryKind.EPISODE, content=content, created_at=now, updated_at=now,
-            last_accessed=now, project=project, session=session, role=role_s,
-            tokens=self.tokenizer.tokens(text), entities=sorted(set(self.tokenizer.nouns(body))),
-            importance=max(score.importance, score.emotion), memory_class="permanent" if keep else "episode",
-            valid_from=now, metadata=md,
-        )
-        self.store.put(rec, vector(text))
-        self.index.add(rec)
-        return EncodeResult(True, rec.id, "stored", score)
 
     # ------------------------------------------------------------------ consolidate
     def consolidate(self, *, now: datetime | None = None) -> ConsolidationReport:
@@ -436,6 +382,9 @@ class MemorySystem:
                 self.store.delete(r.id)
             self.store.append_log([{"op": "FORGET", "ids": [r.id for r in targets], "at": ensure_aware(None).isoformat()}])
             self.store.commit()
+            compact = getattr(self.store, "compact", None)
+            if compact is not None:  # a journaling store: rewrite now, so the text leaves the disk, not at close
+                compact()
             return len(targets)
 
     def audit_log(self) -> list[dict[str, Any]]:

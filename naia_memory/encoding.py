@@ -1,0 +1,93 @@
+"""Encoding: one turn becomes an episode, if it passes the importance gate.
+
+A turn is scored (importance, emotion, surprise against its nearest
+memories), indexed with the turn before it when it answers or is short
+(``recall/context.py``), stamped with the time windows it names, and stored
+with its vector. The only state is the last turn per (project, session).
+"""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from .cognition import importance as imp
+from .cognition.facts import strip_speaker
+from .cognition.tokenize import Tokenizer
+from .config import EngineConfig
+from .contract import EncodeResult, ImportanceScore, MemoryKind, Turn
+from .memory_index import MemoryIndex
+from .recall.context import carried_context, index_text
+from .recall.relative_time import to_json
+from .recall.when import event_windows
+from .records import ACTIVE, MemoryRecord
+from .stores.port import RecordFilter, StoragePort
+
+
+class Encoder:
+    def __init__(self, *, store: StoragePort, tokenizer: Tokenizer, config: EngineConfig, index: MemoryIndex,
+                 new_id: Callable[[str, str, datetime, str], str]):
+        self.store = store
+        self.tokenizer = tokenizer
+        self.config = config
+        self.index = index
+        self.new_id = new_id
+        self.last_turn: dict[tuple[str, str], str] = {}  # (project, session) -> the turn before, gated or not
+
+    def score_importance(self, content: str, role_s: str, project: str,
+                         overrides: Mapping[str, float] | None = None) -> ImportanceScore:
+        """Importance, emotion and surprise (novelty against the five nearest
+        memories by words), the gate's inputs."""
+        tokens = self.tokenizer.tokens(content)
+        flt = RecordFilter(project=project, statuses=(ACTIVE,))
+        neighbours = [self.store.get(i) for i, _ in self.store.keyword_top_k(tokens, 5, flt)] if tokens else []
+        surprise = imp.lexical_surprise(tokens, [n.tokens for n in neighbours if n is not None])
+        return imp.score(strip_speaker(content), role_s, surprise, self.config.importance, overrides)
+
+    def index_texts(self, items: Sequence[Turn], project: str) -> list[str]:
+        """What each turn will be embedded as (itself, or with the turn before
+        it in its session), worked out before any is stored."""
+        last = dict(self.last_turn)
+        out = []
+        for t in items:
+            key = (project, t.session) if t.session is not None else None
+            context = None
+            if key and self.config.context:
+                context = carried_context(last.get(key), t.content, self.tokenizer, self.config.context_short_tokens)
+            if key:
+                last[key] = t.content
+            out.append(index_text(t.content, context))
+        return out
+
+    def encode(self, content: str, role_s: str, session: str | None, project: str, now: datetime,
+                metadata: Mapping[str, Any] | None, importance: Mapping[str, float] | None,
+                vector: Callable[[str], np.ndarray]) -> EncodeResult:
+        score = self.score_importance(content, role_s, project, importance)
+        turn_key = (project, session) if session is not None else None
+        context = None
+        if turn_key and self.config.context:
+            context = carried_context(self.last_turn.get(turn_key), content, self.tokenizer, self.config.context_short_tokens)
+        if turn_key:
+            self.last_turn[turn_key] = content
+        if self.config.gate and not imp.passes_gate(score, self.config.gate_threshold):
+            return EncodeResult(False, None, f"gated: combined {score.combined:.3f} < {self.config.gate_threshold}", score)
+        body = strip_speaker(content)
+        keep = "explicit-keep" in score.cues
+        md = {"importance": score.combined, "cues": list(score.cues), **dict(metadata or {})}
+        if context:
+            md["context"] = context
+        when = event_windows(body, now)
+        if when:  # "yesterday", said on 8 May: the event was on 7 May
+            md["when"] = to_json(when)
+        text = index_text(content, context)
+        rec = MemoryRecord(
+            id=self.new_id("ep", content, now, project), kind=MemoryKind.EPISODE, content=content, created_at=now, updated_at=now,
+            last_accessed=now, project=project, session=session, role=role_s,
+            tokens=self.tokenizer.tokens(text), entities=sorted(set(self.tokenizer.nouns(body))),
+            importance=max(score.importance, score.emotion), memory_class="permanent" if keep else "episode",
+            valid_from=now, metadata=md,
+        )
+        self.store.put(rec, vector(text))
+        self.index.add(rec)
+        return EncodeResult(True, rec.id, "stored", score)
