@@ -191,3 +191,18 @@ def test_a_journal_without_its_snapshot_is_a_clear_error(tmp_path, tokenizer, t0
     path.unlink()
     with pytest.raises(StoreError, match="missing"):
         LocalStore(path)
+
+
+def test_forget_takes_the_text_off_the_disk_at_once(tmp_path, tokenizer, t0):
+    path = tmp_path / "m.json"
+    m = _system(path, tokenizer)
+    m.encode(content="my bank PIN is 4921", now=t0)
+    m.close()
+    m = _system(path, tokenizer)  # the secret is in the snapshot; new turns go to the journal
+    m.encode(content="I play bass in a band", now=t0 + timedelta(minutes=1))
+    secret = next(r.id for r in m.store.records(None) if "4921" in r.content)
+    m.forget(memory_id=secret)
+    journal = Path(f"{path}.journal")
+    on_disk = path.read_text() + (journal.read_text() if journal.exists() else "")
+    assert "4921" not in on_disk and "bass" in on_disk
+    m.close()

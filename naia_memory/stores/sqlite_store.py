@@ -88,7 +88,8 @@ class SqliteStore:
         self.db.load_extension(sqlite_vec.loadable_path())
         self.db.enable_load_extension(False)
         self.db.setbusytimeout(busy_timeout_ms)
-        self.db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
+        # secure_delete: a forgotten memory's text is overwritten in the file, not left in free pages
+        self.db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA secure_delete=ON;")
         self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         self._in_txn = False
         self._cache = RecordCache()
