@@ -352,10 +352,14 @@ def plots(fr: Frames, out_dir: Path) -> list[Path]:
                            & (lat["seed"] == m["seed"])] if not lat.empty else lat
                 if "error" in mine:
                     mine = mine[mine["error"].isna()]
+                if "mode" in mine:  # what users get; bulk, floor and consolidation rows have their own tables
+                    mine = mine[mine["mode"].isna() | (mine["mode"] == "default")]
+                mine = mine[mine["recall_p50_ms"].notna()] if "recall_p50_ms" in mine else mine
                 for i, p in enumerate(sorted(set(mine.get("measured", [])))):
                     xs = mine[mine["measured"] == p]
                     ax.plot(xs["n"].tolist(), xs["recall_p50_ms"].tolist(), MARKERS[i % len(MARKERS)] + "-", color=COLORS[i % len(COLORS)], label=p)
-            ax.set(xscale="log", yscale="log", xlabel="memories", ylabel="recall p50 (ms)", title="Recall latency vs memory count")
+            ax.set(xscale="log", yscale="log", xlabel="memories", ylabel="recall p50 (ms)",
+                   title="Recall latency vs memory count (default configuration)")
         elif exp in BAR_METRICS:
             ok = rows[[bool(_get(m, "applicable", True)) for _, m in rows.iterrows()]]
             if ok.empty:

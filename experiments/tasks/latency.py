@@ -314,6 +314,8 @@ def _run_worker(args: list[str], timeout: float, label: dict[str, Any]) -> dict[
                              env={**os.environ, "PYTHONPATH": str(repo)})
     except subprocess.TimeoutExpired:
         return {**label, "error": f"timed out after {timeout:.0f} s"}
+    if out.returncode < 0:  # stopped from outside: its last log line would read as the cause
+        return {**label, "error": f"stopped by signal {-out.returncode}"}
     if out.returncode != 0:
         err = out.stderr.strip().splitlines()
         return {**label, "error": err[-1] if err else f"exit {out.returncode}"}
