@@ -15,7 +15,12 @@ def table(doc: dict) -> str:
     for g, rows in sorted(groups.items()):
         peer = next((m for n, m, _ in rows if "peer" in n), None)
         for name, med, rounds in sorted(rows, key=lambda r: r[1]):
-            ratio = f"{peer / med:.1f}x faster" if peer and "peer" not in name else ("peer" if "peer" in name else "")
+            if "peer" in name:
+                ratio = "peer"
+            elif peer:
+                ratio = f"{peer / med:.1f}x faster" if peer >= med else f"{med / peer:.1f}x slower"
+            else:
+                ratio = ""
             lines.append(f"| {g} | `{name}` | {med * 1e6:.1f} µs | {rounds} | {ratio} |")
     return "\n".join(lines)
 
