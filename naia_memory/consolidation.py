@@ -53,12 +53,6 @@ class Consolidator:
                if r is not None and not r.consolidated and r.created_at <= now]
         return sorted(eps, key=lambda r: (r.created_at, r.id))
 
-    def consolidate_episode(self, ep: MemoryRecord, now: datetime) -> list[Decision]:
-        decisions = self._consolidate_episode(ep, now)
-        if ep.consolidated:
-            self.index.pending.discard(ep.id)
-        return decisions
-
     def _extract(self, ep: MemoryRecord, now: datetime) -> tuple[list[FactCandidate], list[Decision]]:
         """Fact candidates, and the decisions logged for what did not become one."""
         if self.fact_extractor is None:
@@ -79,10 +73,11 @@ class Consolidator:
         split = getattr(self.tokenizer, "sentences", None)
         return split(text) if split else [text]
 
-    def _consolidate_episode(self, ep: MemoryRecord, now: datetime) -> list[Decision]:
+    def consolidate_episode(self, ep: MemoryRecord, now: datetime) -> list[Decision]:
         if ep.role != "user":  # assistant turns never become facts
             ep.consolidated = True
             self.store.update(ep)
+            self.index.pending.discard(ep.id)
             return []
         cands, logged = self._extract(ep, now)
         out = logged + [self._integrate(c, ep, now) for c in cands]
@@ -90,6 +85,7 @@ class Consolidator:
             ep.metadata["undecided_attempts"] = ep.metadata.get("undecided_attempts", 0) + 1
         else:
             ep.consolidated = True  # else left for a retry once the model answers properly
+            self.index.pending.discard(ep.id)
         self.store.update(ep)
         return out
 

@@ -93,7 +93,7 @@ class MemorySystem:
         self.consolidator = Consolidator(store=store, tokenizer=self.tokenizer, config=self.config, index=self.index,
                                          contradiction_filter=judge, fact_extractor=fact_extractor,
                                          embed_one=self._embed_one, new_id=self._new_id)
-        self._id_counter = self.index.count
+        self._id_counter = len(store)
 
     # the consolidator owns these; they stay settable here (swap in a model at run time)
     @property

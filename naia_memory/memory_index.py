@@ -19,12 +19,10 @@ class MemoryIndex:
         self._entities: dict[str, set[str]] = {}
         self._attributes: dict[tuple[str, str], set[str]] = {}
         self.pending: set[str] = set()  # user and assistant episodes not yet consolidated
-        self.count = 0
         for r in records:
             self.add(r)
 
     def add(self, r: MemoryRecord) -> None:
-        self.count += 1
         for e in r.entities:
             self._entities.setdefault(e, set()).add(r.id)
         if r.kind is MemoryKind.FACT and r.attribute:

@@ -35,6 +35,21 @@ def _state(store: LocalStore):
     return recs, store.graph.to_json(), store.log()
 
 
+def _filled(path, tokenizer, t0, *, consolidate: bool = False) -> MemorySystem:
+    m = _system(path, tokenizer)
+    for i, line in enumerate(LINES):
+        m.encode(content=line, now=t0 + timedelta(minutes=i))
+    if consolidate:
+        m.consolidate(now=t0 + timedelta(hours=1))
+    return m
+
+
+def _reopens_as(path, expected) -> None:
+    again = LocalStore(path)
+    assert _state(again) == expected
+    again.close()
+
+
 def test_commits_append_to_the_journal_and_leave_the_snapshot_alone(tmp_path, tokenizer, t0):
     path = tmp_path / "m.json"
     m = _system(path, tokenizer)
@@ -55,25 +70,18 @@ def test_commits_append_to_the_journal_and_leave_the_snapshot_alone(tmp_path, to
     assert all("embedding" not in op["record"] for op in puts)  # their vectors did not change
     expected = _state(m.store)
     _crash(m)
-    again = LocalStore(path)
-    assert _state(again) == expected
-    again.close()
+    _reopens_as(path, expected)
 
 
 def test_close_folds_the_journal_into_one_readable_file(tmp_path, tokenizer, t0):
     path = tmp_path / "m.json"
-    m = _system(path, tokenizer)
-    for i, line in enumerate(LINES):
-        m.encode(content=line, now=t0 + timedelta(minutes=i))
-    m.consolidate(now=t0 + timedelta(hours=1))
+    m = _filled(path, tokenizer, t0, consolidate=True)
     expected = _state(m.store)
     m.close()
     assert not Path(f"{path}.journal").exists()
     doc = json.loads(path.read_text())
     assert len(doc["records"]) == len(expected[0])
-    again = LocalStore(path)
-    assert _state(again) == expected
-    again.close()
+    _reopens_as(path, expected)
 
 
 def test_deletes_edges_and_log_survive_a_crash(tmp_path, tokenizer, t0):
@@ -89,16 +97,12 @@ def test_deletes_edges_and_log_survive_a_crash(tmp_path, tokenizer, t0):
     assert expected[1] and expected[2]  # the graph and the decision log are not empty
     assert ids[0] not in expected[0]
     _crash(m)
-    again = LocalStore(path)
-    assert _state(again) == expected
-    again.close()
+    _reopens_as(path, expected)
 
 
 def test_a_torn_last_line_is_dropped_and_nothing_before_it(tmp_path, tokenizer, t0):
     path = tmp_path / "m.json"
-    m = _system(path, tokenizer)
-    for i, line in enumerate(LINES):
-        m.encode(content=line, now=t0 + timedelta(minutes=i))
+    m = _filled(path, tokenizer, t0)
     expected = _state(m.store)
     _crash(m)
     journal = Path(f"{path}.journal")
@@ -113,9 +117,7 @@ def test_a_torn_last_line_is_dropped_and_nothing_before_it(tmp_path, tokenizer, 
 
 def test_a_damaged_line_in_the_middle_is_refused_untouched(tmp_path, tokenizer, t0):
     path = tmp_path / "m.json"
-    m = _system(path, tokenizer)
-    for i, line in enumerate(LINES):
-        m.encode(content=line, now=t0 + timedelta(minutes=i))
+    m = _filled(path, tokenizer, t0)
     _crash(m)
     journal = Path(f"{path}.journal")
     rows = journal.read_text().splitlines(keepends=True)
@@ -132,10 +134,7 @@ def test_a_damaged_line_in_the_middle_is_refused_untouched(tmp_path, tokenizer, 
 
 def test_a_crash_between_snapshot_and_journal_drop_applies_nothing_twice(tmp_path, tokenizer, t0, monkeypatch):
     path = tmp_path / "m.json"
-    m = _system(path, tokenizer)
-    for i, line in enumerate(LINES):
-        m.encode(content=line, now=t0 + timedelta(minutes=i))
-    m.consolidate(now=t0 + timedelta(hours=1))
+    m = _filled(path, tokenizer, t0, consolidate=True)
     expected = _state(m.store)
 
     def die(self):
@@ -177,9 +176,7 @@ def test_snapshot_rewrites_stay_logarithmic_in_the_number_of_commits(tmp_path, t
     assert 2 <= len(writes) <= math.log2(n) + 3  # a rewrite of S bytes follows >= S bytes of journal
     expected = _state(m.store)
     _crash(m)
-    again = LocalStore(path)
-    assert _state(again) == expected
-    again.close()
+    _reopens_as(path, expected)
 
 
 def test_a_journal_without_its_snapshot_is_a_clear_error(tmp_path, tokenizer, t0):

@@ -3,7 +3,7 @@ numbers themselves come from `experiment=latency`, not from tests)."""
 from __future__ import annotations
 
 from experiments.report import latency_table
-from experiments.tasks.latency import Precomputed, consolidation_worker, floor, worker
+from experiments.tasks.latency import consolidation_worker, floor, warmed, worker
 from naia_memory.embedders import make_embedder
 
 FILL = {"kind": "hashing", "dim": 64}
@@ -20,11 +20,15 @@ def test_default_and_bulk_rows_fill_the_same_store_and_report_every_column():
     assert "no batch API" in lite["error"]
 
 
-def test_precomputed_serves_what_it_holds_and_embeds_the_rest():
+def test_warmed_memo_embeds_before_the_clock_and_the_rest_on_the_spot():
     base = make_embedder("hashing", dim=64)
-    emb = Precomputed(base, ["a", "b"])
+    emb = warmed(base, ["a", "b"], ["q"])
+    before = emb.calls
     assert (emb.embed_passages(["a"])[0] == base.embed_passages(["a"])[0]).all()
+    assert (emb.embed_query("q") == base.embed_query("q")).all()
+    assert emb.calls == before  # served from the memo
     assert (emb.embed_passages(["new text"])[0] == base.embed_passages(["new text"])[0]).all()
+    assert emb.calls == before + 1
 
 
 def test_consolidation_and_floor_rows_and_their_tables():

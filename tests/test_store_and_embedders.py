@@ -116,3 +116,40 @@ def test_engine_config_rejects_unknown_keys_and_empty_recall():
     with pytest.raises(ValueError, match="'mmr' must be bool"):
         EngineConfig.from_mapping({"mmr": "yes"})
     assert EngineConfig.from_mapping({"time_weight": 1}).time_weight == 1  # an int is a fine float
+
+
+def test_vectorised_filter_mask_agrees_with_record_filter_matches(t0):
+    """The cache's column mask is RecordFilter.matches over every row; it must
+    stay so after updates and removals (which move rows)."""
+    import itertools
+    import random
+
+    from naia_memory.contract import MemoryKind
+    from naia_memory.records import ACTIVE, ARCHIVED, SUPERSEDED, MemoryRecord
+    from naia_memory.stores.cache import RecordCache
+    from naia_memory.stores.port import RecordFilter
+
+    rng = random.Random(7)
+    cache = RecordCache()
+    cache.reset_vectors(0, 4)
+    for i in range(120):
+        at = t0 + timedelta(hours=rng.randint(0, 100))
+        r = MemoryRecord(id=f"r{i:03d}", kind=rng.choice(list(MemoryKind)), content="x", created_at=at, updated_at=at,
+                         last_accessed=at, project=rng.choice(["a", "b"]), status=rng.choice([ACTIVE, ARCHIVED, SUPERSEDED]),
+                         valid_from=rng.choice([None, at + timedelta(hours=1)]),
+                         valid_to=rng.choice([None, at + timedelta(hours=rng.randint(2, 50))]))
+        cache.add(r, np.ones(4, dtype=np.float32))
+    for rid in [f"r{i:03d}" for i in range(0, 120, 7)]:
+        cache.remove(rid)
+    for rid in [f"r{i:03d}" for i in range(1, 120, 5)]:
+        if rid in cache.records:
+            r = cache.records[rid]
+            r.status = ARCHIVED
+            r.valid_to = t0 + timedelta(hours=30)
+            cache.replace(r)
+    filters = [RecordFilter(project=p, kinds=k, statuses=s, created_before=c, valid_at=v)
+               for p, k, s, c, v in itertools.product(
+                   [None, "a", "zzz"], [None, (MemoryKind.FACT,)], [None, (ACTIVE,), (ACTIVE, ARCHIVED)],
+                   [None, t0 + timedelta(hours=50)], [None, t0 + timedelta(hours=40)])]
+    for flt in filters:
+        assert [cache.ids[i] for i in np.flatnonzero(cache.mask(flt))] == [i for i in cache.ids if flt.matches(cache.records[i])]

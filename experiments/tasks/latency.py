@@ -32,9 +32,11 @@ import tempfile
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
+
+from experiments.embed_cache import CachedEmbedder
 
 SUBJECTS_KO = ["나는", "내 친구는", "우리 팀은", "동생은", "엄마는", "사장님은", "옆집 사람은", "동료는"]
 PLACES_KO = ["서울", "부산", "카페", "회사", "도서관", "공원", "제주도", "헬스장", "시장", "학교"]
@@ -78,29 +80,16 @@ def provider_kwargs(name: str, workdir: Path, embedder: Any, mode: str) -> dict[
     return {}
 
 
-class Precomputed:
-    """Serves vectors computed before the clock starts, so timings exclude the
-    embedder; a text it has not seen (a fact split from a turn) is embedded
-    by the base embedder on the spot."""
-
-    def __init__(self, base: Any, texts: list[str], batch: int = 512):
-        self.base, self.name, self.dim = base, base.name, base.dim
-        self.table: dict[str, np.ndarray] = {}
-        for i in range(0, len(texts), batch):
-            chunk = texts[i:i + batch]
-            for t, v in zip(chunk, base.embed_passages(chunk)):
-                self.table[t] = v
-
-    def embed_passages(self, texts):
-        texts = list(texts)
-        missing = [t for t in texts if t not in self.table]
-        if missing:
-            for t, v in zip(missing, self.base.embed_passages(missing)):
-                self.table[t] = v
-        return np.stack([self.table[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.table[text] if text in self.table else self.base.embed_query(text)
+def warmed(base: Any, texts: list[str], queries: Sequence[str] = (), batch: int = 512) -> CachedEmbedder:
+    """The memo the ablation uses, filled before the clock starts, so timings
+    exclude the embedder; a text it has not seen (a fact split from a turn)
+    is embedded on the spot."""
+    emb = CachedEmbedder(base)
+    for i in range(0, len(texts), batch):
+        emb.embed_passages(texts[i:i + batch])
+    for q in queries:
+        emb.embed_query(q)
+    return emb
 
 
 def _p(xs: list[float], q: float) -> float | None:
@@ -140,7 +129,7 @@ def worker(provider: str, n: int, n_queries: int, fill_embedder: dict[str, Any],
         spec = dict(fill_embedder)
         texts = synthetic_memories(n + 50)
         qs = queries(n_queries)
-        emb = Precomputed(make_embedder(spec.pop("kind"), **spec), texts + qs)
+        emb = warmed(make_embedder(spec.pop("kind"), **spec), texts, qs)
         p = create_provider(provider, **provider_kwargs(provider, workdir, emb, mode))
         if mode == "bulk" and not isinstance(p, SupportsBatch):
             p.close()
@@ -194,7 +183,7 @@ def consolidation_worker(n: int, fill_embedder: dict[str, Any], batch: int = 200
     try:
         spec = dict(fill_embedder)
         texts = synthetic_memories(n + batch)
-        emb = Precomputed(make_embedder(spec.pop("kind"), **spec), texts)
+        emb = warmed(make_embedder(spec.pop("kind"), **spec), texts)
         p = create_provider("naia-local", **provider_kwargs("naia-local", workdir, emb, "bulk"))
         _fill(p, texts[:n], "bulk", consolidate_every=1000)
         p.consolidate(now=T0 + timedelta(seconds=n))

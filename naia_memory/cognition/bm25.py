@@ -68,10 +68,6 @@ class BM25Index:
         self._total_len = 0
         self._dead = 0
 
-    @property
-    def lengths(self) -> dict[str, int]:
-        return {d: len(t) for d, t in self.doc_tokens.items()}
-
     def add(self, doc_id: str, tokens: Sequence[str]) -> None:
         if doc_id in self._row:
             self.remove(doc_id)
