@@ -5,9 +5,11 @@ goes negative for very common terms; k1=1.2, b=0.75 are the usual defaults.
 """
 from __future__ import annotations
 
+import heapq
 import math
 from collections import Counter
-from typing import Callable, Iterable, Mapping, Sequence
+from itertools import chain
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -162,10 +164,9 @@ class BM25Index:
         while True:
             cut = vals[np.argpartition(vals, nonzero - width)[nonzero - width]]
             above = nz[vals > cut]
-            above = above[np.argsort(-acc[above], kind="stable")].tolist()
-            above = _by_id_within_ties(above, acc, self._ids)
-            tied = sorted((self._ids[r], r) for r in nz[vals == cut].tolist())  # ties at the cut stay in
-            top = above + [r for _, r in tied]
+            ids = self._ids
+            top = [r for _, _, r in sorted(zip((-acc[above]).tolist(), [ids[r] for r in above.tolist()], above.tolist()))]
+            top = chain(top, _in_id_order(nz[vals == cut].tolist(), ids, k))  # ties at the cut stay in
             hits = []
             for r in top:  # ask keep() only until k have passed
                 if keep(self._ids[r]):
@@ -182,17 +183,16 @@ class BM25Index:
         return self.ranked(query_tokens, allowed.__contains__, k)
 
 
-def _by_id_within_ties(rows: list[int], acc: np.ndarray, ids: list) -> list[int]:
-    """Rows already in descending score order; equal scores put in id order."""
-    out: list[int] = []
-    i = 0
-    while i < len(rows):
-        j = i + 1
-        while j < len(rows) and acc[rows[j]] == acc[rows[i]]:
-            j += 1
-        out.extend(rows[i:j] if j - i == 1 else sorted(rows[i:j], key=ids.__getitem__))
-        i = j
-    return out
+def _in_id_order(rows: list[int], ids: list, first: int) -> Iterator[int]:
+    """``rows`` by id, lazily: the first ``first`` by a partial sort, the rest
+    only if the caller walks that far (hundreds of documents can tie at a cut)."""
+    pairs = [(ids[r], r) for r in rows]
+    if len(pairs) <= first:
+        yield from (r for _, r in sorted(pairs))
+        return
+    head = heapq.nsmallest(first, pairs)
+    yield from (r for _, r in head)
+    yield from (r for _, r in sorted(pairs)[first:])
 
 
 def rank(scores: Mapping[str, float], k: int | None = None) -> list[tuple[str, float]]:

@@ -14,6 +14,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Sequence
+
+import numpy as np
 
 SECONDS_PER_DAY = 86_400.0
 
@@ -65,6 +68,22 @@ def retention(
     """Strength in [0, 1] at ``now``: exp(-lambda_eff * days since last access)."""
     lam = decay_rate(memory_class, importance, recall_count, params)
     return math.exp(-lam * days_between(last_accessed, now))
+
+
+def retention_many(memory_classes: Sequence[str], importance: Sequence[float], recall_counts: Sequence[int],
+                   last_accessed: Sequence[float], now: float, params: DecayParams = DecayParams()) -> np.ndarray:
+    """``retention`` for many memories at once (``last_accessed`` and ``now``
+    as POSIX seconds): the recall pipeline scores ~100 candidates per query,
+    and a Python call per candidate was a third of its time."""
+    try:
+        base = np.array([CLASS_DECAY_RATE[c] for c in memory_classes], dtype=np.float64)
+    except KeyError as e:
+        raise ValueError(f"unknown memory class {e.args[0]!r}; known: {sorted(CLASS_DECAY_RATE)}") from None
+    imp = np.clip(np.asarray(importance, dtype=np.float64), 0.0, 1.0)
+    uses = np.maximum(np.asarray(recall_counts, dtype=np.float64), 0.0)
+    stability = (1.0 + params.importance_slowdown * imp) * (1.0 + params.recall_stability_gain * np.log1p(uses))
+    days = np.maximum(0.0, (now - np.asarray(last_accessed, dtype=np.float64)) / SECONDS_PER_DAY)
+    return np.exp(-(base / stability) * days)
 
 
 def should_archive(strength: float, memory_class: str, params: DecayParams = DecayParams()) -> bool:

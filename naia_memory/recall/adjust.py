@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class Signals:
@@ -55,3 +57,17 @@ def adjustment(sig: Signals, w: AdjustWeights, *, decay: bool = True, strengthen
         delta -= w.assistant
     delta = max(-w.max_adjust, min(w.max_adjust, delta))
     return (1.0 + delta) * (w.stale_factor if sig.stale else 1.0)
+
+
+def adjustment_many(strength: np.ndarray, recall_count: np.ndarray, faded: np.ndarray, stale: np.ndarray,
+                    assistant: np.ndarray, w: AdjustWeights, *, decay: bool = True, strengthen: bool = True) -> np.ndarray:
+    """``adjustment`` over arrays of candidates (same formula, one numpy pass)."""
+    delta = np.zeros(len(strength), dtype=np.float64)
+    if decay:
+        delta -= w.decay * (1.0 - np.clip(strength, 0.0, 1.0))
+        delta -= np.where(faded, w.faded, 0.0)
+    if strengthen:
+        delta += w.use * np.minimum(1.0, np.log1p(np.maximum(recall_count, 0)) / math.log1p(USE_SATURATION))
+    delta -= np.where(assistant, w.assistant, 0.0)
+    delta = np.clip(delta, -w.max_adjust, w.max_adjust)
+    return (1.0 + delta) * np.where(stale, w.stale_factor, 1.0)

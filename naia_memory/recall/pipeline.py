@@ -15,7 +15,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from ..cognition.decay import retention
+from ..cognition.decay import retention, retention_many
 from ..cognition.graph import spreading_activation
 from ..cognition.mmr import mmr_matrix
 from ..cognition.rerank import Reranker
@@ -26,7 +26,7 @@ from ..contract import MemoryKind
 from ..embedders.base import Embedder
 from ..records import ACTIVE, ARCHIVED, MemoryRecord
 from ..stores.port import RecordFilter, StoragePort
-from .adjust import AdjustWeights, Signals, adjustment
+from .adjust import AdjustWeights, adjustment_many
 from .collapse import collapse_groups
 from .fusion import DECIMALS, fuse
 from .profile import is_profile_request, profile_score
@@ -181,18 +181,22 @@ class RecallPipeline:
         return rel
 
     def _adjust(self, rel: dict[str, float], recs: dict[str, MemoryRecord], now: datetime) -> dict[str, float]:
+        """Strength, use and validity over all candidates in one numpy pass."""
         cfg = self.config
-        w = self.weights()
-        adjusted: dict[str, float] = {}
-        for i, s in rel.items():
-            r = recs[i]
-            strength = retention(r.memory_class, r.importance, r.recall_count, r.last_accessed, now, cfg.decay_params)
-            if strength < cfg.min_strength:
-                continue
-            sig = Signals(strength=strength, recall_count=r.recall_count, faded=r.status == ARCHIVED,
-                          stale="stale_fact" in r.metadata, assistant=r.role == "assistant")
-            adjusted[i] = s * adjustment(sig, w, decay=cfg.decay, strengthen=cfg.strengthen)
-        return adjusted
+        if not rel:
+            return {}
+        ids = list(rel)
+        rs = [recs[i] for i in ids]
+        uses = np.array([r.recall_count for r in rs], dtype=np.float64)
+        strength = retention_many([r.memory_class for r in rs], [r.importance for r in rs], uses,
+                                  [r.last_accessed.timestamp() for r in rs], now.timestamp(), cfg.decay_params)
+        mult = adjustment_many(strength, uses, np.array([r.status == ARCHIVED for r in rs]),
+                               np.array(["stale_fact" in r.metadata for r in rs]),
+                               np.array([r.role == "assistant" for r in rs]),
+                               self.weights(), decay=cfg.decay, strengthen=cfg.strengthen)
+        score = np.array([rel[i] for i in ids], dtype=np.float64) * mult
+        keep = (strength >= cfg.min_strength).tolist()
+        return {i: s for i, s, k in zip(ids, score.tolist(), keep) if k}
 
     def _one_slot_per_source(self, rel: dict[str, float], adjusted: dict[str, float], recs: dict[str, MemoryRecord],
                              flt: RecordFilter) -> list[tuple[str, float, tuple[str, ...]]]:

@@ -14,6 +14,7 @@ to the name ("수진이가", "수진한테").
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Iterable
 
 from ..cognition.contradiction import ATTRIBUTES, is_question
@@ -41,8 +42,10 @@ def named_speakers(query: str, speakers: Iterable[str]) -> set[str]:
     return out
 
 
+@lru_cache(maxsize=1 << 16)
 def asks(content: str) -> bool:
-    """True when the memory's text is a question (its last sentence asks)."""
+    """True when the memory's text is a question (its last sentence asks).
+    Cached: the same candidates come back query after query."""
     return is_question(content)
 
 

@@ -31,6 +31,13 @@ class _Codes(dict):
         return c
 
 
+def _member(col: np.ndarray, codes: list[int | None], size: int) -> np.ndarray:
+    """``np.isin`` for a handful of small codes: one lookup table, one gather."""
+    table = np.zeros(size + 1, dtype=bool)
+    table[[c for c in codes if c is not None]] = True
+    return table[col]
+
+
 class _Columns:
     """Per-row filter fields, capacity-doubling like the vector buffer."""
 
@@ -141,9 +148,9 @@ class RecordCache:
                 return np.zeros(n, dtype=bool)
             m &= c.project[:n] == code
         if flt.kinds is not None:
-            m &= np.isin(c.kind[:n], [self._kinds.get(k.value, -1) for k in flt.kinds])
+            m &= _member(c.kind[:n], [self._kinds.get(k.value) for k in flt.kinds], len(self._kinds))
         if flt.statuses is not None:
-            m &= np.isin(c.status[:n], [self._statuses.get(s, -1) for s in flt.statuses])
+            m &= _member(c.status[:n], [self._statuses.get(s) for s in flt.statuses], len(self._statuses))
         if flt.created_before is not None:
             m &= c.created[:n] <= flt.created_before.timestamp()
         if flt.valid_at is not None:
@@ -175,12 +182,14 @@ class RecordCache:
         count = int(allowed.sum())
         if count == 0:
             return []
-        sims = np.where(allowed, sims, -np.inf)
+        if count < n:
+            sims = np.where(allowed, sims, -np.inf)
         k = min(k, count)
         cut = sims[np.argpartition(-sims, k - 1)[k - 1]] if k < n else sims[allowed].min()
-        top = np.flatnonzero(sims >= cut).tolist()
-        top.sort(key=lambda i: (-sims[i], self.ids[i]))
-        return [(self.ids[i], float(sims[i])) for i in top[:k]]
+        top = np.flatnonzero(sims >= cut)
+        ids = self.ids
+        hits = sorted(zip((-sims[top]).tolist(), [ids[i] for i in top.tolist()]))
+        return [(i, -s) for s, i in hits[:k]]
 
 
 def check_embedder(path: str, stored: dict | None, name: str, dim: int) -> bool:
