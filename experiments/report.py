@@ -110,11 +110,19 @@ def latency_table(m: dict[str, Any]) -> list[str]:
     if floors:
         rows += ["", "| floor at | numpy M@q + argpartition p50 ms | faiss flat p50 ms | mem0's FAISS store search p50 ms |", "| --- | --- | --- | --- |"]
         rows += [f"| {r['n']} | {_f(r.get('search_p50_ms'))} | {_f(r.get('faiss_flat_p50_ms'))} | {_f(r.get('mem0_store_p50_ms'))} |" for r in floors]
-    cons = [r for r in all_rows if r.get("mode") == "consolidation"]
+    hnsw = [r for r in all_rows if r.get("mode") == "hnsw"]
+    if hnsw:
+        rows += ["", "| vector_index=hnsw at | encode p50 ms | recall p50 ms | search p50 ms | search p95 ms | graph build s | "
+                 "vector candidates found, of exact top-50 |", "| --- | --- | --- | --- | --- | --- | --- |"]
+        rows += [f"| {r['n']} | {_f(r.get('encode_p50_ms'))} | {_f(r.get('recall_p50_ms'))} | {_f(r.get('search_p50_ms'))} | "
+                 f"{_f(r.get('search_p95_ms'))} | {_f(r.get('hnsw_build_s'), 1)} | {_f(r.get('hnsw_candidate_recall@50'))} |"
+                 if not r.get("error") else f"| {r['n']} | error: {r['error']} | | | | | |" for r in hnsw]
+    cons = [r for r in all_rows if str(r.get("mode", "")).startswith("consolidation")]
     if cons:
-        rows += ["", "| consolidation at | turns stored | facts | ms per consolidated turn |", "| --- | --- | --- | --- |"]
-        rows += [f"| {r['n']} | {r.get('stored', '')} | {r.get('facts', '')} | {_f(r.get('consolidate_ms_per_turn'))} |" if not r.get("error")
-                 else f"| {r['n']} | error: {r['error']} | | |" for r in cons]
+        rows += ["", "| consolidation at | vector index | turns stored | facts | ms per consolidated turn |", "| --- | --- | --- | --- | --- |"]
+        rows += [f"| {r['n']} | {r['mode'].partition(':')[2] or 'default'} | {r.get('stored', '')} | {r.get('facts', '')} | "
+                 f"{_f(r.get('consolidate_ms_per_turn'))} |" if not r.get("error")
+                 else f"| {r['n']} | {r['mode'].partition(':')[2] or 'default'} | error: {r['error']} | | |" for r in cons]
     real = [r for r in all_rows if str(r.get("mode", "")).startswith("real:")]
     if real:
         rows += ["", "| real embedder | turns | encode, turns/s | encode_many, turns/s | the embedder alone, texts/s |", "| --- | --- | --- | --- | --- |"]

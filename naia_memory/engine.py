@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from .cognition import contradiction
-from .cognition.decay import retention, should_archive
+from .cognition.decay import retention, retention_many, should_archive
 from .cognition.rerank import NoopReranker, Reranker
 from .cognition.tokenize import KiwiTokenizer, Tokenizer
 from .config import EngineConfig
@@ -302,8 +302,12 @@ class MemorySystem:
         now = ensure_aware(now)
         n = 0
         with self._lock:
-            for r in list(self.store.records(RecordFilter(statuses=(ACTIVE,), created_before=now))):
-                s = retention(r.memory_class, r.importance, r.recall_count, r.last_accessed, now, self.config.decay_params)
+            rs = list(self.store.records(RecordFilter(statuses=(ACTIVE,), created_before=now)))
+            strengths = retention_many([r.memory_class for r in rs], [r.importance for r in rs], [r.recall_count for r in rs],
+                                       [r.last_accessed.timestamp() for r in rs], now.timestamp(), self.config.decay_params)
+            # one numpy pass, then Python only for what fades (consolidation runs this on every call)
+            fading = np.flatnonzero(strengths < self.config.decay_params.archive_threshold).tolist()
+            for r, s in ((rs[j], float(strengths[j])) for j in fading):
                 if should_archive(s, r.memory_class, self.config.decay_params):
                     r.status = ARCHIVED
                     r.metadata["archived_at"] = now.isoformat()

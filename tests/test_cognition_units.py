@@ -124,6 +124,35 @@ def test_bm25_matches_a_fresh_index_after_many_removals_and_keeps_ties_by_id():
     assert idx.ranked(["a"], lambda d: d.endswith("7"), 3) == [h for h in top if h[0].endswith("7")][:3]
 
 
+def test_bm25_pruned_top_k_equals_full_scoring():
+    """MaxScore skips the long postings of common words; its answers (scores,
+    order, ties, filters, tags, removed documents) equal scoring every posting."""
+    import random
+
+    rng = random.Random(5)
+    common, rare = ["the", "a", "is"], [f"w{i}" for i in range(400)]
+    idx = BM25Index()
+    idx.long_posting = 64  # small corpus, same code path as a large store
+    full = BM25Index()
+    full.long_posting = 10**9  # never prunes
+    for i in range(3000):
+        toks = rng.choices(common, k=rng.randint(1, 4)) + rng.choices(rare, k=rng.randint(1, 3))
+        for ix in (idx, full):
+            ix.add(f"d{i:04d}", toks, tag=i % 3)
+    for i in range(0, 3000, 7):
+        idx.remove(f"d{i:04d}")
+        full.remove(f"d{i:04d}")
+    pruned_used = 0
+    for q in range(200):
+        query = rng.choices(common, k=2) + rng.choices(rare, k=rng.randint(1, 2))
+        keep = (lambda d: True) if q % 2 else (lambda d: d[-1] in "02468")
+        tags = None if q % 3 else [1]
+        want = full.ranked(query, keep, 5, tags)
+        assert idx.ranked(query, keep, 5, tags) == want
+        pruned_used += idx._pruned(query, keep, 5, tags) is not None
+    assert pruned_used > 100  # the fast path did most of the work, and agreed
+
+
 # ---------------------------------------------------------------- RRF
 def test_rrf_hand_computed_with_ties_and_weights():
     fused = rrf_fusion({"r1": [("a", 9), ("b", 8), ("c", 7)], "r2": [("b", 1.0), ("a", 0.5)]}, {}, k=60)

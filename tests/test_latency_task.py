@@ -38,3 +38,14 @@ def test_consolidation_and_floor_rows_and_their_tables():
     assert fl["search_p50_ms"] > 0
     text = "\n".join(latency_table({"rows": [cons, fl], "query_embedding": {"embedder": "x", "p50_ms": 1.0, "p95_ms": 2.0}}))
     assert "ms per consolidated turn" in text and "numpy M@q" in text and "Query embedding (x)" in text
+
+
+def test_hnsw_row_reports_build_time_and_candidates_found_against_exact():
+    import pytest
+
+    pytest.importorskip("faiss")
+    r = worker("naia-local", 1100, 5, FILL, "hnsw")  # past hnsw_from (1,000): the graph answers
+    assert r["hnsw_build_s"] > 0 and 0.8 <= r["hnsw_candidate_recall@50"] <= 1.0
+    assert r["search_p50_ms"] > 0
+    text = "\n".join(latency_table({"rows": [r]}))
+    assert "vector_index=hnsw" in text and "| 1100 |" in text

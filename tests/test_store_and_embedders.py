@@ -153,3 +153,98 @@ def test_vectorised_filter_mask_agrees_with_record_filter_matches(t0):
                    [None, t0 + timedelta(hours=50)], [None, t0 + timedelta(hours=40)])]
     for flt in filters:
         assert [cache.ids[i] for i in np.flatnonzero(cache.mask(flt))] == [i for i in cache.ids if flt.matches(cache.records[i])]
+
+
+def _brute_top_k(cache, q, k, flt):
+    rows = [(float(cache.vectors[cache.row[i]] @ q), i) for i in cache.ids if flt.matches(cache.records[i])]
+    return [i for _, i in sorted(rows, key=lambda t: (-t[0], t[1]))[:k]]
+
+
+def _mixed_cache(t0, hnsw_from=None, n=400, dim=16, seed=11):
+    import random
+
+    from naia_memory.contract import MemoryKind
+    from naia_memory.records import ACTIVE, SUPERSEDED, MemoryRecord
+    from naia_memory.stores.cache import RecordCache
+
+    rng = random.Random(seed)
+    vecs = np.random.default_rng(seed).standard_normal((n, dim)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    cache = RecordCache(hnsw_from=hnsw_from)
+    cache.reset_vectors(0, dim)
+    for i in range(n):
+        r = MemoryRecord(id=f"r{i:03d}", kind=rng.choice([MemoryKind.FACT, MemoryKind.EPISODE]), content="x",
+                         created_at=t0, updated_at=t0, last_accessed=t0, status=rng.choice([ACTIVE, ACTIVE, SUPERSEDED]))
+        cache.add(r, vecs[i])
+    return cache, rng
+
+
+def test_fact_matrix_answers_fact_searches_like_the_full_matrix(t0):
+    """Facts keep a second matrix (consolidation searches only them); after
+    removals that move rows and re-embedded vectors it must still give
+    exactly what the full matrix gives."""
+    from naia_memory.contract import MemoryKind
+    from naia_memory.stores.port import RecordFilter
+
+    cache, rng = _mixed_cache(t0)
+    for i in range(0, 400, 9):
+        cache.remove(f"r{i:03d}")
+    for i in range(1, 400, 13):
+        if f"r{i:03d}" in cache.records:
+            cache.set_vector(f"r{i:03d}", -cache.vectors[cache.row[f"r{i:03d}"]])
+    facts = RecordFilter(kinds=(MemoryKind.FACT,), statuses=("active",))
+    for _ in range(20):
+        q = np.random.default_rng(rng.randint(0, 10**6)).standard_normal(16).astype(np.float32)
+        got = cache.vector_top_k(q, 10, facts)
+        assert [i for i, _ in got] == _brute_top_k(cache, q, 10, facts)
+        assert all(cache.records[i].kind is MemoryKind.FACT for i, _ in got)
+
+
+def test_hnsw_candidates_are_filtered_and_scored_exactly(t0):
+    """Past ``hnsw_from`` rows the graph proposes and the matrix scores: the
+    scores are the exact cosines, the filter holds, removed and re-embedded
+    memories are not answered from stale labels, and on a small store the
+    graph finds (nearly) what exact search finds."""
+    pytest.importorskip("faiss")
+    from naia_memory.stores.port import RecordFilter
+
+    cache, rng = _mixed_cache(t0, hnsw_from=100)
+    flt = RecordFilter(statuses=("active",))
+    q = np.ones(16, dtype=np.float32)
+    cache.vector_top_k(q, 10, flt)  # builds the graph
+    assert cache._ann is not None and len(cache._ann) == 400
+    gone = [i for i, _ in cache.vector_top_k(q, 5, flt)]
+    for rid in gone:
+        cache.remove(rid)
+    overlap = []
+    for _ in range(20):
+        q = np.random.default_rng(rng.randint(0, 10**6)).standard_normal(16).astype(np.float32)
+        got = cache.vector_top_k(q, 10, flt)
+        assert not set(gone) & {i for i, _ in got}
+        for i, s in got:
+            assert cache.records[i].status == "active"
+            assert s == pytest.approx(float(cache.vectors[cache.row[i]] @ q), abs=1e-5)
+        overlap.append(len({i for i, _ in got} & set(_brute_top_k(cache, q, 10, flt))) / 10)
+    assert np.mean(overlap) >= 0.95
+    from naia_memory.contract import MemoryKind
+
+    facts = RecordFilter(kinds=(MemoryKind.FACT,), statuses=("active",))
+    got = cache.vector_top_k(q, 10, facts)  # the fact rows have their own graph
+    assert cache._sub_ann is not None and len(cache._sub_ann) == len(cache._sub.ids)
+    assert all(cache.records[i].kind is MemoryKind.FACT for i, _ in got)
+    assert len({i for i, _ in got} & set(_brute_top_k(cache, q, 10, facts))) >= 8
+
+
+def test_vector_index_setting_is_checked(tmp_path):
+    from naia_memory.stores import ann
+
+    with pytest.raises(ValueError, match="unknown vector_index"):
+        LocalStore(tmp_path / "m.json", vector_index="faiss")
+    assert ann.resolve_hnsw_from("exact", None) is None
+    if ann.faiss_available():
+        assert ann.resolve_hnsw_from("auto", None) == ann.AUTO_HNSW_FROM
+        assert ann.resolve_hnsw_from("hnsw", 5000) == 5000
+    else:
+        assert ann.resolve_hnsw_from("auto", None) is None
+        with pytest.raises(ImportError, match="faiss"):
+            ann.resolve_hnsw_from("hnsw", None)

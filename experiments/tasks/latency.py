@@ -65,6 +65,8 @@ def queries(n: int, seed: int = 1) -> list[str]:
 
 def provider_kwargs(name: str, workdir: Path, embedder: Any, mode: str) -> dict[str, Any]:
     """The provider as a user builds it: defaults, except where it needs a place to live."""
+    if name == "naia-local" and mode == "hnsw":  # the HNSW option from the first 1,000 rows on
+        return {"path": str(workdir / "naia.json"), "embedder": embedder, "vector_index": "hnsw", "hnsw_from": 1000}
     if name == "naia-local":
         return {"path": str(workdir / "naia.json"), "embedder": embedder}
     if name in ("sqlite", "sqlite-vec"):
@@ -131,11 +133,14 @@ def worker(provider: str, n: int, n_queries: int, fill_embedder: dict[str, Any],
         qs = queries(n_queries)
         emb = warmed(make_embedder(spec.pop("kind"), **spec), texts, qs)
         p = create_provider(provider, **provider_kwargs(provider, workdir, emb, mode))
-        if mode == "bulk" and not isinstance(p, SupportsBatch):
+        if mode in ("bulk", "hnsw") and not isinstance(p, SupportsBatch):
             p.close()
             return {"provider": provider, "mode": mode, "n": n, "error": "no batch API (encode_many); its default row is its import path"}
-        fill_s = _fill(p, texts[:n], mode)
+        fill_s = _fill(p, texts[:n], "bulk" if mode == "hnsw" else mode)
         store = getattr(p, "store", None)
+        extra: dict[str, Any] = {}
+        if mode == "hnsw":
+            extra = _hnsw_check(store, emb, qs)
         enc = []
         for i, x in enumerate(texts[n:n + 50]):  # single encodes on the full store, as a user adds a turn
             t = time.perf_counter()
@@ -168,14 +173,36 @@ def worker(provider: str, n: int, n_queries: int, fill_embedder: dict[str, Any],
             "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
             "disk_bytes_per_memory": disk / (n + 50) if disk else None,
             "disk_to_raw": disk / raw if disk else None,
+            **extra,
         }
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def consolidation_worker(n: int, fill_embedder: dict[str, Any], batch: int = 200) -> dict[str, Any]:
+def _hnsw_check(store: Any, emb: Any, qs: list[str], k: int = 50) -> dict[str, Any]:
+    """The graph's build time (paid once, at the first search past
+    ``hnsw_from``) and how many of exact search's top-``k`` vector candidates
+    it finds, the query set of the timings."""
+    from naia_memory.records import ACTIVE, ARCHIVED
+    from naia_memory.stores.port import RecordFilter
+
+    cache = store._cache
+    flt = RecordFilter(project="default", statuses=(ACTIVE, ARCHIVED))
+    vecs = [emb.embed_query(q) for q in qs]
+    t = time.perf_counter()
+    cache.vector_top_k(vecs[0], k, flt)
+    build = time.perf_counter() - t
+    approx = [{i for i, _ in cache.vector_top_k(v, k, flt)} for v in vecs]
+    hnsw_from, cache.hnsw_from = cache.hnsw_from, None
+    exact = [{i for i, _ in cache.vector_top_k(v, k, flt)} for v in vecs]
+    cache.hnsw_from = hnsw_from
+    return {"hnsw_build_s": build, f"hnsw_candidate_recall@{k}": float(np.mean([len(a & e) / max(len(e), 1) for a, e in zip(approx, exact)]))}
+
+
+def consolidation_worker(n: int, fill_embedder: dict[str, Any], batch: int = 200, index: str = "bulk") -> dict[str, Any]:
     """Marginal cost of consolidating ``batch`` new turns on a memory of ``n``
-    turns that was consolidated as it grew (every 1,000 turns)."""
+    turns that was consolidated as it grew (every 1,000 turns); ``index``
+    "hnsw" builds the store with the HNSW option (facts searched by graph)."""
     from naia_memory.embedders import make_embedder
     from naia_memory.providers import create_provider
 
@@ -184,7 +211,7 @@ def consolidation_worker(n: int, fill_embedder: dict[str, Any], batch: int = 200
         spec = dict(fill_embedder)
         texts = synthetic_memories(n + batch)
         emb = warmed(make_embedder(spec.pop("kind"), **spec), texts)
-        p = create_provider("naia-local", **provider_kwargs("naia-local", workdir, emb, "bulk"))
+        p = create_provider("naia-local", **provider_kwargs("naia-local", workdir, emb, index))
         _fill(p, texts[:n], "bulk", consolidate_every=1000)
         p.consolidate(now=T0 + timedelta(seconds=n))
         _fill(p, texts[n:], "bulk", start=n)
@@ -194,7 +221,7 @@ def consolidation_worker(n: int, fill_embedder: dict[str, Any], batch: int = 200
         facts = sum(1 for _ in p.store.records(None) if _.kind.value == "fact")
         size = len(p.store)
         p.close()
-        return {"provider": "naia-local", "mode": "consolidation", "n": n, "stored": size, "facts": facts,
+        return {"provider": "naia-local", "mode": "consolidation" if index == "bulk" else f"consolidation:{index}", "n": n, "stored": size, "facts": facts,
                 "episodes": rep.episodes_processed, "consolidate_ms_per_turn": dt * 1e3 / max(rep.episodes_processed, 1)}
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -333,8 +360,14 @@ def run_latency(resolved: dict[str, Any], progress_bar: Callable[[int, str], Any
                     continue
                 jobs.append((["--provider", prov, "--n", str(n), "--queries", str(exp["n_queries"]), "--fill-embedder", fill,
                               "--mode", mode], label))
-    for n in cons_sizes:
-        jobs.append((["--consolidation", "--n", str(n), "--fill-embedder", fill], {"provider": "naia-local", "mode": "consolidation", "n": n}))
+    for n in [int(s) for s in exp.get("hnsw_sizes") or []]:
+        jobs.append((["--provider", "naia-local", "--n", str(n), "--queries", str(exp["n_queries"]), "--fill-embedder", fill,
+                      "--mode", "hnsw"], {"provider": "naia-local", "mode": "hnsw", "n": n}))
+    for index in ["bulk"] + (["hnsw"] if exp.get("consolidation_hnsw") else []):
+        for n in cons_sizes:
+            mode = "consolidation" if index == "bulk" else f"consolidation:{index}"
+            jobs.append((["--consolidation", "--n", str(n), "--fill-embedder", fill, "--mode", index],
+                         {"provider": "naia-local", "mode": mode, "n": n}))
     if real:
         jobs.append((["--real", real, "--n", str(int(exp.get("real_n", 1000)))], {"provider": "naia-local", "mode": f"real:{real}"}))
     bar = progress_bar(len(jobs) + len(sizes), "latency") if progress_bar else None
@@ -359,12 +392,12 @@ def main() -> None:
     ap.add_argument("--n", type=int, required=True)
     ap.add_argument("--queries", type=int, default=50)
     ap.add_argument("--fill-embedder", default='{"kind": "hashing", "dim": 384}')
-    ap.add_argument("--mode", default="default", choices=["default", "bulk"])
+    ap.add_argument("--mode", default="default", choices=["default", "bulk", "hnsw"])
     ap.add_argument("--consolidation", action="store_true")
     ap.add_argument("--real", default=None, help="embedder kind for the real-embedder import rows")
     a = ap.parse_args()
     if a.consolidation:
-        print(json.dumps(consolidation_worker(a.n, json.loads(a.fill_embedder))))
+        print(json.dumps(consolidation_worker(a.n, json.loads(a.fill_embedder), index="hnsw" if a.mode == "hnsw" else "bulk")))
     elif a.real:
         print(json.dumps(real_embedder_worker(a.real, a.n)))
     else:

@@ -58,6 +58,8 @@ class BM25Index:
     outnumber live ones (amortised O(1) per removal).
     """
 
+    long_posting = 4096  # postings shorter than this are cheap to score whole (``_pruned``)
+
     def __init__(self, k1: float = 1.2, b: float = 0.75):
         self.k1 = k1
         self.b = b
@@ -67,20 +69,25 @@ class BM25Index:
         self._ids: list[str | None] = []
         self._len = np.zeros(16, dtype=np.float64)
         self._alive = np.zeros(16, dtype=bool)
+        self._tag = np.zeros(16, dtype=np.int16)  # a caller's small-int group per document (stores: its kind)
         self._total_len = 0
         self._dead = 0
 
-    def add(self, doc_id: str, tokens: Sequence[str]) -> None:
+    def add(self, doc_id: str, tokens: Sequence[str], tag: int = 0) -> None:
+        """``tag``: a small group number ``ranked`` can restrict to without
+        asking ``keep`` about every document of the other groups."""
         if doc_id in self._row:
             self.remove(doc_id)
         row = len(self._ids)
         if row == len(self._len):
             self._len = np.resize(self._len, 2 * row)
             self._alive = np.resize(self._alive, 2 * row)
+            self._tag = np.resize(self._tag, 2 * row)
         self._ids.append(doc_id)
         self._row[doc_id] = row
         self._len[row] = len(tokens)
         self._alive[row] = True
+        self._tag[row] = tag
         for term, tf in Counter(tokens).items():
             posting = self.postings.get(term)
             if posting is None:
@@ -107,10 +114,10 @@ class BM25Index:
             self._rebuild()
 
     def _rebuild(self) -> None:
-        docs = [(d, self.doc_tokens[d]) for d in self._ids if d is not None]
+        docs = [(d, self.doc_tokens[d], int(self._tag[r])) for r, d in enumerate(self._ids) if d is not None]
         self.__init__(self.k1, self.b)
-        for d, toks in docs:
-            self.add(d, toks)
+        for d, toks, tag in docs:
+            self.add(d, toks, tag)
 
     def __len__(self) -> int:
         return len(self._row)
@@ -123,21 +130,70 @@ class BM25Index:
         avg = self._total_len / n
         acc = np.zeros(rows_total, dtype=np.float64)
         hit = False
-        for term in set(query_tokens):
+        for term in sorted(set(query_tokens)):  # a fixed order: float sums must not depend on hash seeds
             posting = self.postings.get(term)
             if posting is None:
                 continue
             rows = posting.rows[: posting.n]
-            tf = posting.tfs[: posting.n]
-            norm = self._len[rows] * (self.k1 * self.b / avg) if avg > 0 else np.zeros(len(rows))
-            norm += self.k1 * (1.0 - self.b) if avg > 0 else self.k1
-            acc[rows] += (idf(n, posting.live) * (self.k1 + 1.0)) * tf / (tf + norm)
+            acc[rows] += self._term_scores(posting, rows, posting.tfs[: posting.n], n, avg)
             hit = True
         if not hit:
             return None
         if self._dead:
             acc[~self._alive[:rows_total]] = 0.0
         return acc
+
+    def _term_scores(self, posting: _Posting, rows: np.ndarray, tf: np.ndarray, n: int, avg: float) -> np.ndarray:
+        norm = self._len[rows] * (self.k1 * self.b / avg) if avg > 0 else np.zeros(len(rows))
+        norm += self.k1 * (1.0 - self.b) if avg > 0 else self.k1
+        return (idf(n, posting.live) * (self.k1 + 1.0)) * tf / (tf + norm)
+
+    def _pruned(self, query_tokens: Iterable[str], keep: Callable[[str], bool], k: int,
+                tags: list[int] | None) -> list[tuple[str, float]] | None:
+        """Top-k without walking the long postings of common terms (MaxScore,
+        Turtle & Flood 1995): a document only common terms reach scores at
+        most the sum of their upper bounds idf * (k1 + 1); when the k-th best
+        document the rare terms reach scores more than that, the common terms
+        need scoring only for those documents (a binary search in each
+        posting). None when the bound does not hold; the caller then scores
+        every posting. Same sums, in the same term order, as the full path."""
+        n = len(self._row)
+        terms = [(t, p) for t in sorted(set(query_tokens)) if (p := self.postings.get(t)) is not None]
+        long_from = max(self.long_posting, len(self._ids) // 32)
+        common = [(t, p) for t, p in terms if p.n >= long_from]
+        rare = [(t, p) for t, p in terms if p.n < long_from]
+        if not common or not rare:
+            return None
+        bound = sum(idf(n, p.live) * (self.k1 + 1.0) for _, p in common)
+        reached = np.zeros(len(self._ids), dtype=bool)  # a scatter and a scan: cheaper than np.unique of the postings
+        for _, p in rare:
+            reached[p.rows[: p.n]] = True
+        cand = np.flatnonzero(reached)
+        if self._dead:
+            cand = cand[self._alive[cand]]
+        if tags is not None:
+            cand = cand[np.isin(self._tag[cand], tags)]
+        if len(cand) == 0:
+            return None
+        avg = self._total_len / n
+        total = np.zeros(len(cand), dtype=np.float64)
+        for _, p in terms:
+            rows = p.rows[: p.n]
+            at = np.minimum(np.searchsorted(rows, cand), p.n - 1)
+            found = rows[at] == cand
+            tf = np.where(found, p.tfs[at], 0.0)
+            total = total + np.where(found, self._term_scores(p, cand, tf, n, avg), 0.0)
+        ids = self._ids
+        order = sorted(zip((-total).tolist(), [ids[r] for r in cand.tolist()]))
+        hits = []
+        for neg, d in order:
+            if -neg <= bound:  # from here a document no rare term reached could rank higher
+                return None
+            if keep(d):
+                hits.append((d, -neg))
+                if len(hits) == k:
+                    return hits
+        return None
 
     def scores(self, query_tokens: Iterable[str], allowed: set[str] | None = None) -> dict[str, float]:
         acc = self._accumulate(query_tokens)
@@ -149,12 +205,25 @@ class BM25Index:
             out = {d: s for d, s in out.items() if d in allowed}
         return out
 
-    def ranked(self, query_tokens: Iterable[str], keep: Callable[[str], bool], k: int) -> list[tuple[str, float]]:
-        """Best ``k`` documents that pass ``keep``, highest first, ties by id;
-        only the top of the ranking is ever handed to ``keep``."""
-        acc = self._accumulate(query_tokens)
-        if acc is None or k <= 0:
+    def ranked(self, query_tokens: Iterable[str], keep: Callable[[str], bool], k: int,
+               tags: Iterable[int] | None = None) -> list[tuple[str, float]]:
+        """Best ``k`` documents that pass ``keep`` (and carry one of ``tags``),
+        highest first, ties by id; only the top of the ranking is ever handed
+        to ``keep``."""
+        if k <= 0:
             return []
+        tags = list(tags) if tags is not None else None
+        fast = self._pruned(query_tokens, keep, k, tags)
+        if fast is not None:
+            return fast
+        acc = self._accumulate(query_tokens)
+        if acc is None:
+            return []
+        if tags is not None:
+            wanted = list(tags)
+            table = np.zeros(max(wanted + [int(self._tag[: len(acc)].max(initial=0))]) + 1, dtype=bool)
+            table[wanted] = True
+            acc[~table[self._tag[: len(acc)]]] = 0.0
         nz = np.flatnonzero(acc)  # the documents any query term reached
         nonzero = len(nz)
         if nonzero == 0:

@@ -27,12 +27,16 @@ def make_local(
     embedder: Embedder | Mapping[str, Any] | str | None = None,
     engine: Mapping[str, Any] | EngineConfig | None = None,
     autosave: bool = True,
+    vector_index: str = "auto",
+    hnsw_from: int | None = None,
     **system_kwargs: Any,
 ) -> MemorySystem:
     """naia-local: one JSON file (default ``~/.naia/memory/naia-memory.json``);
-    ``path=None`` keeps the store in memory only."""
+    ``path=None`` keeps the store in memory only. ``vector_index`` and
+    ``hnsw_from``: exact or HNSW vector candidates (``stores/ann.py``)."""
     cfg = engine if isinstance(engine, EngineConfig) else EngineConfig.from_mapping(engine)
-    return MemorySystem(store=LocalStore(path, autosave=autosave), embedder=build_embedder(embedder), config=cfg,
+    store = LocalStore(path, autosave=autosave, vector_index=vector_index, hnsw_from=hnsw_from)
+    return MemorySystem(store=store, embedder=build_embedder(embedder), config=cfg,
                         name="naia-local", **system_kwargs)
 
 

@@ -14,7 +14,9 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
+from ..contract import MemoryKind
 from ..records import MemoryRecord
+from .ann import HnswIndex
 from .port import EmbedderMismatchError, RecordFilter, StoreError
 
 
@@ -65,8 +67,55 @@ class _Columns:
             col[dst] = col[src]
 
 
+class _Subset:
+    """A second, contiguous matrix for the rows of one kind (facts), with the
+    main row of each: consolidation searches only facts, and a product over
+    facts alone keeps its cost from growing with every episode stored."""
+
+    def __init__(self, dim: int = 0) -> None:
+        self.ids: list[str] = []
+        self.pos: dict[str, int] = {}
+        self.buf = np.zeros((16, dim), dtype=np.float32)
+        self.main = np.zeros(16, dtype=np.int64)
+
+    def __contains__(self, rid: str) -> bool:
+        return rid in self.pos
+
+    def reset(self, dim: int) -> None:
+        self.buf = np.zeros((max(16, len(self.ids)), dim), dtype=np.float32)
+
+    def add(self, rid: str, main_row: int, vec: np.ndarray) -> None:
+        m = len(self.ids)
+        if m == self.buf.shape[0]:
+            grown = np.zeros((2 * m, self.buf.shape[1]), dtype=np.float32)
+            grown[:m] = self.buf[:m]
+            self.buf = grown
+            self.main = np.resize(self.main, 2 * m)
+        self.buf[m] = vec
+        self.main[m] = main_row
+        self.pos[rid] = m
+        self.ids.append(rid)
+
+    def remove(self, rid: str) -> None:
+        at = self.pos.pop(rid)
+        last = self.ids.pop()
+        if last != rid:
+            m = len(self.ids)
+            self.ids[at] = last
+            self.pos[last] = at
+            self.buf[at] = self.buf[m]
+            self.main[at] = self.main[m]
+
+
 class RecordCache:
-    def __init__(self) -> None:
+    SUBSET_KIND = MemoryKind.FACT
+
+    def __init__(self, hnsw_from: int | None = None) -> None:
+        """``hnsw_from``: from this many rows, vector candidates come from an
+        HNSW graph (``stores/ann.py``) and are scored exactly; None: exact always."""
+        self.hnsw_from = hnsw_from
+        self._ann: HnswIndex | None = None  # over every row
+        self._sub_ann: HnswIndex | None = None  # over the fact rows
         self.records: dict[str, MemoryRecord] = {}
         self.ids: list[str] = []
         self.row: dict[str, int] = {}
@@ -75,6 +124,7 @@ class RecordCache:
         self._projects = _Codes()
         self._statuses = _Codes()
         self._kinds = _Codes()
+        self._sub = _Subset()
 
     @property
     def vectors(self) -> np.ndarray:
@@ -86,6 +136,8 @@ class RecordCache:
 
     def reset_vectors(self, n: int, dim: int) -> None:
         self.buf = np.zeros((max(n, 16), dim), dtype=np.float32)
+        self._sub.reset(dim)
+        self._ann = self._sub_ann = None  # every vector changes: the graphs are rebuilt on the next search
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -107,6 +159,12 @@ class RecordCache:
         self.ids.append(record.id)
         self._cols.grow(n + 1)
         self._fill(n, record)
+        if record.kind is self.SUBSET_KIND:
+            self._sub.add(record.id, n, vec)
+            if self._sub_ann is not None:
+                self._sub_ann.add_many([record.id], vec)
+        if self._ann is not None:
+            self._ann.add_many([record.id], vec)
 
     def _fill(self, row: int, r: MemoryRecord) -> None:
         c = self._cols
@@ -120,19 +178,44 @@ class RecordCache:
     def replace(self, record: MemoryRecord) -> None:
         """A changed record (status, validity...): keep the filter columns true."""
         self.records[record.id] = record
-        self._fill(self.row[record.id], record)
+        row = self.row[record.id]
+        self._fill(row, record)
+        if (record.kind is self.SUBSET_KIND) != (record.id in self._sub):
+            if record.id in self._sub:
+                self._sub.remove(record.id)
+                if self._sub_ann is not None:
+                    self._sub_ann.remove(record.id)
+            else:
+                self._sub.add(record.id, row, self.buf[row])
+                if self._sub_ann is not None:
+                    self._sub_ann.add_many([record.id], self.buf[row])
 
     def set_vector(self, record_id: str, vec: np.ndarray) -> None:
-        self.buf[self.row[record_id]] = np.asarray(vec, dtype=np.float32)
+        vec = np.asarray(vec, dtype=np.float32)
+        self.buf[self.row[record_id]] = vec
+        if record_id in self._sub:
+            self._sub.buf[self._sub.pos[record_id]] = vec
+            if self._sub_ann is not None:
+                self._sub_ann.add_many([record_id], vec)
+        if self._ann is not None:
+            self._ann.add_many([record_id], vec)  # the old label dies, the new vector gets one
 
     def remove(self, record_id: str) -> None:
         row = self.row.pop(record_id)
+        if record_id in self._sub:
+            self._sub.remove(record_id)
+            if self._sub_ann is not None:
+                self._sub_ann.remove(record_id)
+        if self._ann is not None:
+            self._ann.remove(record_id)
         last = self.ids[-1]
         if last != record_id:
             self.ids[row] = last
             self.row[last] = row
             self.buf[row] = self.buf[len(self.ids) - 1]
             self._cols.copy_row(row, len(self.ids) - 1)
+            if last in self._sub:
+                self._sub.main[self._sub.pos[last]] = row
         self.ids.pop()
         del self.records[record_id]
 
@@ -171,14 +254,32 @@ class RecordCache:
         return self.vectors[[self.row[i] for i in ids]]
 
     def vector_top_k(self, query: np.ndarray, k: int, flt: RecordFilter) -> list[tuple[str, float]]:
-        """One matrix product scores every row, the filter is one mask, and
-        only the best ``k`` (with any row tied at the cut) are sorted, by
-        score then id."""
-        n = len(self.ids)
-        if n == 0 or k <= 0:
+        """One matrix product scores every row (only the fact rows when the
+        filter asks for facts), the filter is one mask, and only the best
+        ``k`` (with any row tied at the cut) are sorted, by score then id.
+        Past ``hnsw_from`` rows of the part searched, an HNSW graph proposes
+        the candidates instead (``_approximate_top_k``)."""
+        if k <= 0 or not self.ids:
             return []
-        sims = self.vectors @ np.asarray(query, dtype=np.float32)
-        allowed = self.mask(flt)
+        q = np.asarray(query, dtype=np.float32)
+        facts = flt.kinds is not None and tuple(flt.kinds) == (self.SUBSET_KIND,)
+        size = len(self._sub.ids) if facts else len(self.ids)
+        if self.hnsw_from is not None and size >= self.hnsw_from:
+            return self._approximate_top_k(q, k, flt, facts)
+        return self._exact_top_k(q, k, flt, facts)
+
+    def _exact_top_k(self, q: np.ndarray, k: int, flt: RecordFilter, facts: bool) -> list[tuple[str, float]]:
+        if facts:  # facts only: their own matrix
+            ids, m = self._sub.ids, len(self._sub.ids)
+            if m == 0:
+                return []
+            sims = self._sub.buf[:m] @ q
+            allowed = self.mask(flt)[self._sub.main[:m]]
+        else:
+            ids = self.ids
+            sims = self.vectors @ q
+            allowed = self.mask(flt)
+        n = len(ids)
         count = int(allowed.sum())
         if count == 0:
             return []
@@ -187,9 +288,41 @@ class RecordCache:
         k = min(k, count)
         cut = sims[np.argpartition(-sims, k - 1)[k - 1]] if k < n else sims[allowed].min()
         top = np.flatnonzero(sims >= cut)
-        ids = self.ids
         hits = sorted(zip((-sims[top]).tolist(), [ids[i] for i in top.tolist()]))
         return [(i, -s) for s, i in hits[:k]]
+
+    def _graph(self, facts: bool) -> HnswIndex:
+        """The HNSW graph of the part searched, built on first use and rebuilt
+        once removals have left too many dead labels in it."""
+        g = self._sub_ann if facts else self._ann
+        if g is None or g.stale:
+            g = HnswIndex(self.dim)
+            if facts:
+                g.add_many(self._sub.ids, self._sub.buf[: len(self._sub.ids)])
+                self._sub_ann = g
+            else:
+                g.add_many(self.ids, self.vectors)
+                self._ann = g
+        return g
+
+    def _approximate_top_k(self, q: np.ndarray, k: int, flt: RecordFilter, facts: bool) -> list[tuple[str, float]]:
+        """Candidates from the HNSW graph, filtered and scored exactly against
+        the matrix; the graph is asked for more until ``k`` pass the filter,
+        and a filter that passes too few rows for that is answered exactly."""
+        graph = self._graph(facts)
+        allowed = self.mask(flt)
+        part = len(self._sub.ids) if facts else len(self.ids)
+        count = int(allowed[self._sub.main[:part]].sum()) if facts else int(allowed.sum())
+        width = max(4 * k, 64)
+        while count and width < part // 4 and width < 8 * count:
+            cand = [self.row[i] for i in graph.search(q, width)]
+            rows = np.asarray(cand, dtype=np.int64)[allowed[cand]] if cand else np.zeros(0, dtype=np.int64)
+            if len(rows) >= min(k, count):
+                sims = self.buf[rows] @ q
+                hits = sorted(zip((-sims).tolist(), [self.ids[r] for r in rows.tolist()]))
+                return [(i, -s) for s, i in hits[:k]]
+            width *= 4
+        return self._exact_top_k(q, k, flt, facts)  # a narrow filter: exact over what it allows
 
 
 def check_embedder(path: str, stored: dict | None, name: str, dim: int) -> bool:

@@ -30,7 +30,8 @@ from ..records import MemoryRecord
 from .cache import RecordCache, check_embedder
 from .journal import Batch, Journal
 from .lock import FileLock
-from .port import SCHEMA_VERSION, RecordFilter, StoreError
+from .ann import resolve_hnsw_from
+from .port import SCHEMA_VERSION, RecordFilter, StoreError, kind_tag, kind_tags
 
 DEFAULT_PATH = Path("~/.naia/memory/naia-memory.json")
 FORMAT = "naia-memory"
@@ -78,14 +79,18 @@ def atomic_write_text(path: Path, text: str) -> None:
 class LocalStore:
     """JSON-file store. ``path=None`` keeps everything in memory (experiments)."""
 
-    def __init__(self, path: str | os.PathLike | None = ..., *, autosave: bool = True):
+    def __init__(self, path: str | os.PathLike | None = ..., *, autosave: bool = True, vector_index: str = "auto",
+                 hnsw_from: int | None = None):
+        """``vector_index``: "exact" cosine over the matrix, "hnsw" from
+        ``hnsw_from`` rows on (needs faiss), or "auto": exact below
+        ``ann.AUTO_HNSW_FROM`` rows, HNSW above it when faiss is installed."""
         if path is ...:
             path = default_path()
         self.path = str(Path(path).expanduser()) if path is not None else None
         self.autosave = autosave
         self.graph = EntityGraph()
         self._meta: dict[str, Any] = {"format": FORMAT, "schema_version": SCHEMA_VERSION, "embedder": None}
-        self._cache = RecordCache()
+        self._cache = RecordCache(hnsw_from=resolve_hnsw_from(vector_index, hnsw_from))
         self._bm25 = BM25Index()
         self._log: list[dict[str, Any]] = []
         self._log_written = 0
@@ -139,7 +144,7 @@ class LocalStore:
             if vec is None or dim is None:
                 raise StoreError(f"{path}: record {rec.id} has no embedding or the store has no embedder entry")
             self._cache.add(rec, decode_vector(vec, dim))
-            self._bm25.add(rec.id, rec.tokens)
+            self._bm25.add(rec.id, rec.tokens, kind_tag(rec.kind))
         self.graph = EntityGraph.from_json(doc.get("graph", []))
         self._log = list(doc.get("log", []))
         self._log_written = len(self._log)
@@ -177,7 +182,7 @@ class LocalStore:
                 if vec is None:
                     raise StoreError(f"{self.journal_path}: new record {rec.id} has no embedding")
                 self._cache.add(rec, decode_vector(vec, dim))
-            self._bm25.add(rec.id, rec.tokens)
+            self._bm25.add(rec.id, rec.tokens, kind_tag(rec.kind))
         elif kind == "delete":
             if op["id"] in self._cache.records:
                 self._cache.remove(op["id"])
@@ -285,14 +290,14 @@ class LocalStore:
     # ---- records --------------------------------------------------------
     def put(self, record: MemoryRecord, embedding: np.ndarray) -> None:
         self._cache.add(record, embedding)
-        self._bm25.add(record.id, record.tokens)
+        self._bm25.add(record.id, record.tokens, kind_tag(record.kind))
         self._changed[record.id] = True
 
     def update(self, record: MemoryRecord) -> None:
         if record.id not in self._cache.records:
             raise StoreError(f"no record {record.id}")
         if tuple(record.tokens) != self._bm25.doc_tokens.get(record.id):
-            self._bm25.add(record.id, record.tokens)
+            self._bm25.add(record.id, record.tokens, kind_tag(record.kind))
         self._cache.replace(record)
         self._changed[record.id] = self._changed.get(record.id, False)
 
@@ -324,7 +329,7 @@ class LocalStore:
         return self._cache.vector_top_k(query, k, flt)
 
     def keyword_top_k(self, tokens: Sequence[str], k: int, flt: RecordFilter) -> list[tuple[str, float]]:
-        return self._bm25.ranked(tokens, lambda i: flt.matches(self._cache.records[i]), k)
+        return self._bm25.ranked(tokens, lambda i: flt.matches(self._cache.records[i]), k, kind_tags(flt))
 
     def backup_to(self, dest: str) -> None:
         import shutil

@@ -61,6 +61,19 @@ class RecordFilter:
         return True
 
 
+_KIND_TAGS = {k: i for i, k in enumerate(MemoryKind)}
+
+
+def kind_tag(kind: MemoryKind) -> int:
+    """A kind as the small int a store's BM25 index groups documents by."""
+    return _KIND_TAGS[kind]
+
+
+def kind_tags(flt: RecordFilter) -> list[int] | None:
+    """The BM25 groups a filter allows (None: every kind)."""
+    return None if flt.kinds is None else [_KIND_TAGS[k] for k in flt.kinds]
+
+
 @runtime_checkable
 class StoragePort(Protocol):
     path: str | None

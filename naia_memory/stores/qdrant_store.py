@@ -21,7 +21,7 @@ from ..cognition.bm25 import BM25Index
 from ..cognition.graph import EntityGraph
 from ..records import MemoryRecord
 from .cache import RecordCache, check_embedder
-from .port import RecordFilter, StoreError
+from .port import RecordFilter, StoreError, kind_tag, kind_tags
 
 _NS = uuid.UUID("5d1f0c3e-8a52-4c1b-9a57-7f0e2b3c4d5e")
 _META_ID, _GRAPH_ID = 1, 2
@@ -88,7 +88,7 @@ class QdrantStore:
         for p in sorted(points, key=lambda p: p.payload["seq"]):
             rec = MemoryRecord.from_json(json.loads(p.payload["record"]))
             self._cache.add(rec, np.asarray(p.vector, dtype=np.float32))
-            self._bm25.add(rec.id, rec.tokens)
+            self._bm25.add(rec.id, rec.tokens, kind_tag(rec.kind))
             self._seqmap[rec.id] = p.payload["seq"]
         self._seq = max(self._seqmap.values(), default=0)
 
@@ -165,7 +165,7 @@ class QdrantStore:
 
     def put(self, record: MemoryRecord, embedding: np.ndarray) -> None:
         self._cache.add(record, embedding)
-        self._bm25.add(record.id, record.tokens)
+        self._bm25.add(record.id, record.tokens, kind_tag(record.kind))
         self._deleted.discard(record.id)
         self._stage(record)
 
@@ -174,7 +174,7 @@ class QdrantStore:
             raise StoreError(f"no record {record.id}")
         self._cache.replace(record)
         if tuple(record.tokens) != self._bm25.doc_tokens.get(record.id):
-            self._bm25.add(record.id, record.tokens)
+            self._bm25.add(record.id, record.tokens, kind_tag(record.kind))
         self._stage(record)
 
     def set_embedding(self, record_id: str, embedding: np.ndarray) -> None:
@@ -236,7 +236,7 @@ class QdrantStore:
             width *= 4
 
     def keyword_top_k(self, tokens: Sequence[str], k: int, flt: RecordFilter) -> list[tuple[str, float]]:
-        return self._bm25.ranked(tokens, lambda i: flt.matches(self._cache.records[i]), k)
+        return self._bm25.ranked(tokens, lambda i: flt.matches(self._cache.records[i]), k, kind_tags(flt))
 
     def backup_to(self, dest: str) -> None:
         """Local mode: copy the folder after a flush. A server is backed up with Qdrant's snapshots."""

@@ -30,7 +30,7 @@ from ..cognition.bm25 import BM25Index
 from ..cognition.graph import EntityGraph
 from ..records import MemoryRecord
 from .cache import RecordCache, check_embedder
-from .port import RecordFilter, StoreError
+from .port import RecordFilter, StoreError, kind_tag, kind_tags
 
 SQLITE_SCHEMA_VERSION = 1
 VECTOR_INDEXES = ("matrix", "sqlite-vec")
@@ -141,7 +141,7 @@ class SqliteStore:
             self._cache.add(rec, vec)
             self._rowid[rec.id] = rowid
             self._by_rowid[rowid] = rec.id
-            self._bm25.add(rec.id, rec.tokens)
+            self._bm25.add(rec.id, rec.tokens, kind_tag(rec.kind))
         if dim:
             self._ensure_vec_table(dim)
             if self.vector_index == "sqlite-vec":
@@ -211,7 +211,7 @@ class SqliteStore:
         rowid = self.db.last_insert_rowid()
         self._rowid[record.id] = rowid
         self._by_rowid[rowid] = record.id
-        self._bm25.add(record.id, record.tokens)
+        self._bm25.add(record.id, record.tokens, kind_tag(record.kind))
         self.db.execute("INSERT INTO memories_fts(rowid, tokens) VALUES (?, ?)", (rowid, _fts_text(record.tokens)))
         if self.vector_index == "sqlite-vec":
             self.db.execute("INSERT INTO memories_vec(rowid, embedding) VALUES (?, ?)", (rowid, vec.tobytes()))
@@ -227,7 +227,7 @@ class SqliteStore:
         if self._bm25.doc_tokens.get(record.id) != tuple(record.tokens):
             self.db.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
             self.db.execute("INSERT INTO memories_fts(rowid, tokens) VALUES (?, ?)", (rowid, _fts_text(record.tokens)))
-            self._bm25.add(record.id, record.tokens)
+            self._bm25.add(record.id, record.tokens, kind_tag(record.kind))
 
     def set_embedding(self, record_id: str, embedding: np.ndarray) -> None:
         vec = np.asarray(embedding, dtype="<f4").reshape(-1)
@@ -286,7 +286,7 @@ class SqliteStore:
             width = min(n, width * 4)
 
     def keyword_top_k(self, tokens: Sequence[str], k: int, flt: RecordFilter) -> list[tuple[str, float]]:
-        return self._bm25.ranked(tokens, lambda i: flt.matches(self._cache.records[i]), k)
+        return self._bm25.ranked(tokens, lambda i: flt.matches(self._cache.records[i]), k, kind_tags(flt))
 
     def backup_to(self, dest: str) -> None:
         """A consistent copy through SQLite's online backup API (WAL included)."""
