@@ -39,6 +39,7 @@ from .llm.contradiction_filter import ContradictionFilter, HeuristicContradictio
 from .llm.extractor import LLMFactExtractor
 from .consolidation import Consolidator, source_ids as _source_ids
 from .encoding import Encoder
+from .forgetting import forget_closure, give_back_edges, unlink
 from .memory_index import MemoryIndex
 from .recall.context import index_text
 from .recall.pipeline import RecallPipeline
@@ -372,24 +373,40 @@ class MemorySystem:
             return new.id
 
     def forget(self, *, memory_id: str | None = None, project: str | None = None, everything: bool = False) -> int:
-        """Hard delete on the user's explicit request; the audit log keeps the id, not the text."""
+        """Hard delete on the user's explicit request, with everything made
+        from it (``forgetting.py``): facts with no other source, the turns a
+        forgotten fact came from, graph edges and words only they put there,
+        and the words of log entries naming them. The store is then rewritten
+        so the words leave the disk now. Returns how many memories went."""
         if sum(x is not None and x is not False for x in (memory_id, project, everything or None)) != 1:
             raise ValueError("forget needs exactly one of memory_id=, project= or everything=True")
         with self._lock:
             self._check_open()
+            refresh = getattr(self.store, "refresh", None)
+            if refresh is not None and memory_id is None:  # another process's memories are forgotten too
+                refresh()
+                self.index.rebuild(self.store.records())
+            every = list(self.store.records(RecordFilter(statuses=None)))
             if memory_id is not None:
-                targets = [self._require(memory_id)]
+                seeds = [self._require(memory_id).id]
             else:
-                targets = list(self.store.records(RecordFilter(project=project, statuses=None)))
-            for r in targets:
+                seeds = [r.id for r in every if project is None or r.project == project]
+            gone = forget_closure(every, seeds)
+            forgotten = [r for r in every if r.id in gone]
+            for r in forgotten:
                 self.index.remove(r)
                 self.store.delete(r.id)
-            self.store.append_log([{"op": "FORGET", "ids": [r.id for r in targets], "at": ensure_aware(None).isoformat()}])
+            sources = {r.id: _source_ids(r) for r in every if r.kind is MemoryKind.EPISODE and r.id not in gone}
+            for r in every:
+                if r.id not in gone and unlink(r, gone, sources):
+                    self.store.update(r)
+            give_back_edges(self.store.graph, [r for r in forgotten if r.kind is MemoryKind.FACT],
+                            lambda w: {i for i in self.index.entity(w) if (f := self.store.get(i)) is not None and f.kind is MemoryKind.FACT})
+            self.store.scrub_log(gone)
+            self.store.append_log([{"op": "FORGET", "ids": sorted(gone), "at": ensure_aware(None).isoformat()}])
             self.store.commit()
-            compact = getattr(self.store, "compact", None)
-            if compact is not None:  # a journaling store: rewrite now, so the text leaves the disk, not at close
-                compact()
-            return len(targets)
+            self.store.erase_freed()
+            return len(gone)
 
     def audit_log(self) -> list[dict[str, Any]]:
         return self.store.log()

@@ -16,6 +16,10 @@ from .records import MemoryRecord
 
 class MemoryIndex:
     def __init__(self, records: Iterable[MemoryRecord] = ()) -> None:
+        self.rebuild(records)
+
+    def rebuild(self, records: Iterable[MemoryRecord]) -> None:
+        """From scratch, in place (the engine's parts share this object)."""
         self._entities: dict[str, set[str]] = {}
         self._attributes: dict[tuple[str, str], set[str]] = {}
         self.pending: set[str] = set()  # user and assistant episodes not yet consolidated

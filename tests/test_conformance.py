@@ -91,7 +91,7 @@ def test_forget_by_id_and_by_project(provider, provider_name, t0):
         return
     hits = provider.recall(query="서울", top_k=10, now=t0 + timedelta(days=1)).hits
     target = hits[0].id
-    assert provider.forget(memory_id=target) == 1
+    assert provider.forget(memory_id=target) >= 1  # naia stores also forget what was made from it (issue 10)
     assert target not in [h.id for h in provider.recall(query="서울", top_k=10, now=t0 + timedelta(days=1)).hits]
     assert provider.forget(project="default") >= 1
     assert provider.recall(query="서울", top_k=10, now=t0 + timedelta(days=1)).hits == ()

@@ -147,10 +147,12 @@ def test_forget_edit_and_audit(make_system, t0):
     assert [h.content for h in m.history(memory_id=new_id)] == ["내 생일은 3월 5일이야", "내 생일은 3월 6일이야"]
     with pytest.raises(ValueError):
         m.forget()
-    assert m.forget(memory_id=new_id) == 1
-    assert m.get(new_id) is None
+    # the edited fact, the turn it came from, and the fact the edit replaced (its only source went)
+    assert m.forget(memory_id=new_id) == 3
+    assert m.get(new_id) is None and not [r for r in m.store.records(None) if "생일" in r.content]
     ops = [e["op"] for e in m.audit_log()]
     assert "EDIT" in ops and "FORGET" in ops and "ADD" in ops
+    m.encode(content="나는 강아지를 키워", now=t0 + timedelta(days=2))
     assert m.forget(project="default") >= 1 and list(m.store.records()) == []
 
 

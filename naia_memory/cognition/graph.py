@@ -46,6 +46,24 @@ class EntityGraph:
             if _key(a, b) in self.edges:
                 self._bump(a, b, amount)
 
+    def set_edge(self, a: str, b: str, weight: float | None) -> None:
+        """An edge's weight, or ``None`` to remove it (forgetting takes back
+        what forgotten memories put there)."""
+        if weight is not None:
+            self._bump(a, b, weight - self.edges.get(_key(a, b), 0.0))
+            return
+        k = _key(a, b)
+        if self.edges.pop(k, None) is not None:
+            self.changed.add(k)
+        self.adjacency.get(a, {}).pop(b, None)
+        self.adjacency.get(b, {}).pop(a, None)
+
+    def drop_node(self, entity: str) -> None:
+        """Remove a word and every edge it has."""
+        for nb in list(self.adjacency.get(entity, {})):
+            self.set_edge(entity, nb, None)
+        self.adjacency.pop(entity, None)
+
     def neighbors(self, entity: str, limit: int = 10) -> list[tuple[str, float]]:
         nbs = self.adjacency.get(entity, {})
         return sorted(nbs.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
@@ -56,14 +74,13 @@ class EntityGraph:
     def take_changes(self) -> list[list]:
         """Edges changed since the last call, with their absolute weights
         (so replaying them twice is harmless)."""
-        rows = [[a, b, self.edges[(a, b)]] for a, b in sorted(self.changed)]
+        rows = [[a, b, self.edges.get((a, b))] for a, b in sorted(self.changed)]  # None: removed
         self.changed.clear()
         return rows
 
     def set_weights(self, rows: Iterable[list]) -> None:
         for a, b, w in rows:
-            k = _key(a, b)
-            self._bump(a, b, float(w) - self.edges.get(k, 0.0))
+            self.set_edge(a, b, None if w is None else float(w))
 
     @classmethod
     def from_json(cls, rows: Iterable[list]) -> "EntityGraph":

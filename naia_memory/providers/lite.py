@@ -8,6 +8,7 @@ with another embedder is refused with a clear error.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from .scratch import scratch_dir
 from datetime import datetime
@@ -34,8 +35,11 @@ class LiteMemoryProvider:
             path = str(Path(scratch_dir("naia-lite-")) / "lite.sqlite")
         self.path = str(Path(path).expanduser())
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        if not Path(self.path).exists():  # private to the user; SQLite gives -wal/-shm the same mode
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         self.db = sqlite3.connect(self.path)
         self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA secure_delete=ON")  # a forgotten row's bytes are zeroed, not left in free pages
         self.db.executescript("""
             CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS facts (
@@ -102,6 +106,7 @@ class LiteMemoryProvider:
             cur = (self.db.execute("DELETE FROM facts WHERE id = ?", (memory_id,)) if memory_id
                    else self.db.execute("DELETE FROM facts WHERE project = ?", (project,)))
         self._matrix.clear()
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()  # the WAL held the rows' pages
         return cur.rowcount
 
     def close(self) -> None:

@@ -31,7 +31,7 @@ from .cache import RecordCache, check_embedder
 from .journal import Batch, Journal
 from .lock import FileLock
 from .ann import resolve_hnsw_from
-from .port import SCHEMA_VERSION, RecordFilter, StoreError, kind_tag, kind_tags
+from .port import SCHEMA_VERSION, RecordFilter, StoreError, kind_tag, kind_tags, scrub_entry
 
 DEFAULT_PATH = Path("~/.naia/memory/naia-memory.json")
 FORMAT = "naia-memory"
@@ -76,6 +76,19 @@ def atomic_write_text(path: Path, text: str) -> None:
         pass
 
 
+def private_copy(src: str, dest: str) -> None:
+    """Copy ``src`` to ``dest`` readable by the user only (0600): a backup
+    holds everything the store does."""
+    import shutil
+
+    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # an existing file keeps its mode through O_CREAT
+    with os.fdopen(fd, "wb") as out, open(src, "rb") as f:
+        shutil.copyfileobj(f, out)
+        out.flush()
+        os.fsync(out.fileno())
+
+
 class LocalStore:
     """JSON-file store. ``path=None`` keeps everything in memory (experiments)."""
 
@@ -112,6 +125,7 @@ class LocalStore:
                     raise StoreError(f"{self._journal.path} has changes but {snapshot} is missing; "
                                      "restore the JSON file from a backup (the journal alone holds only recent changes)")
                 self._replay(self._journal.read())
+                self._remove_stale_temps()
             except BaseException:
                 self._lock.release()
                 raise
@@ -332,13 +346,11 @@ class LocalStore:
         return self._bm25.ranked(tokens, lambda i: flt.matches(self._cache.records[i]), k, kind_tags(flt))
 
     def backup_to(self, dest: str) -> None:
-        import shutil
-
         if self.path is None:
             raise ValueError("this store lives in memory only; nothing to back up")
         self.commit()
         self.compact()
-        shutil.copyfile(self.path, dest)
+        private_copy(self.path, dest)
 
     # ---- audit log --------------------------------------------------------
     def append_log(self, entries: Iterable[dict[str, Any]]) -> None:
@@ -346,3 +358,33 @@ class LocalStore:
 
     def log(self) -> list[dict[str, Any]]:
         return list(self._log)
+
+    def scrub_log(self, forgotten: set[str]) -> int:
+        n = 0
+        for i, e in enumerate(self._log):
+            clean = scrub_entry(e, forgotten)
+            if clean is not None:
+                self._log[i] = clean
+                n += 1
+        if n:
+            self._rewrite = True  # entries already on disk changed: only a rewrite takes the words out
+        return n
+
+    def erase_freed(self) -> None:
+        """A forget rewrites the file now (the journal and the old snapshot
+        held the words), and removes any temp copy a crash left."""
+        self._rewrite = True
+        self.compact()
+        self._remove_stale_temps()
+
+    def _remove_stale_temps(self) -> None:
+        """``.name.*.tmp`` files are half-written snapshots from a crash; under
+        the lock no other writer can own one."""
+        if self.path is None:
+            return
+        p = Path(self.path)
+        for tmp in p.parent.glob(f".{p.name}.*.tmp"):
+            try:
+                tmp.unlink()
+            except FileNotFoundError:  # pragma: no cover - raced with nothing under the lock
+                pass

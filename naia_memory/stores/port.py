@@ -61,6 +61,24 @@ class RecordFilter:
         return True
 
 
+# what a decision-log entry may hold of a memory's words; a forget clears them
+LOG_TEXT_FIELDS = ("candidate", "reason", "raw")
+LOG_ID_FIELDS = ("fact_id", "target_id")
+LOG_ID_LISTS = ("episode_ids", "ids")
+
+
+def scrub_entry(entry: dict[str, Any], forgotten: set[str]) -> dict[str, Any] | None:
+    """The entry without its text when it names a forgotten memory (ids and
+    the operation stay: the log still says what happened, not what was said);
+    None when it names none."""
+    named = {entry.get(f) for f in LOG_ID_FIELDS} | {i for f in LOG_ID_LISTS for i in entry.get(f) or ()}
+    if not named & forgotten or not any(entry.get(f) for f in LOG_TEXT_FIELDS):
+        return None
+    out = {k: v for k, v in entry.items() if k not in LOG_TEXT_FIELDS}
+    out["forgotten"] = True
+    return out
+
+
 _KIND_TAGS = {k: i for i, k in enumerate(MemoryKind)}
 
 
@@ -108,6 +126,16 @@ class StoragePort(Protocol):
     def append_log(self, entries: Iterable[dict[str, Any]]) -> None: ...
 
     def log(self) -> list[dict[str, Any]]: ...
+
+    def scrub_log(self, forgotten: set[str]) -> int:
+        """Take the words out of every log entry that names a forgotten memory
+        (``scrub_entry``); returns how many entries changed."""
+        ...
+
+    def erase_freed(self) -> None:
+        """Make what was deleted leave the files (rewrite, merge, checkpoint),
+        not only the index: called by forget after its commit."""
+        ...
 
     def commit(self) -> None:
         """Make everything so far durable (atomic for file stores)."""

@@ -21,7 +21,7 @@ from ..cognition.bm25 import BM25Index
 from ..cognition.graph import EntityGraph
 from ..records import MemoryRecord
 from .cache import RecordCache, check_embedder
-from .port import RecordFilter, StoreError, kind_tag, kind_tags
+from .port import RecordFilter, StoreError, kind_tag, kind_tags, scrub_entry
 
 _NS = uuid.UUID("5d1f0c3e-8a52-4c1b-9a57-7f0e2b3c4d5e")
 _META_ID, _GRAPH_ID = 1, 2
@@ -253,3 +253,23 @@ class QdrantStore:
 
     def log(self) -> list[dict[str, Any]]:
         return list(self._log)
+
+    def scrub_log(self, forgotten: set[str]) -> int:
+        changed = []
+        for i, e in enumerate(self._log):
+            clean = scrub_entry(e, forgotten)
+            if clean is not None:
+                self._log[i] = clean
+                changed.append(i)
+        flushed = [i for i in changed if i < self._log_flushed]  # already in Qdrant: overwrite those points
+        if flushed:
+            self.client.upsert(self.meta_collection, points=[
+                self.models.PointStruct(id=1000 + i, vector=[1.0], payload={"data": json.dumps(self._log[i], ensure_ascii=False, default=str)})
+                for i in flushed])
+        return len(changed)
+
+    def erase_freed(self) -> None:
+        """Deletes and overwrites reach Qdrant at commit; in local mode that
+        leaves no forgotten word in its files (tests/test_forgetting.py); a
+        server's storage is the server's to erase."""
+        self.commit()

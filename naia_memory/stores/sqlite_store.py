@@ -30,7 +30,7 @@ from ..cognition.bm25 import BM25Index
 from ..cognition.graph import EntityGraph
 from ..records import MemoryRecord
 from .cache import RecordCache, check_embedder
-from .port import RecordFilter, StoreError, kind_tag, kind_tags
+from .port import RecordFilter, StoreError, kind_tag, kind_tags, scrub_entry
 
 SQLITE_SCHEMA_VERSION = 1
 VECTOR_INDEXES = ("matrix", "sqlite-vec")
@@ -71,6 +71,14 @@ def _fts_text(tokens: Sequence[str]) -> str:
     return " ".join(_term(t) for t in tokens)
 
 
+def _create_private(path: str) -> None:
+    """Create ``path`` readable by the user only (0600) if it does not exist."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
+
+
 class SqliteStore:
     def __init__(self, path: str | os.PathLike, *, vector_index: str = "matrix", autosave: bool = True,
                  busy_timeout_ms: int = 5000):
@@ -83,13 +91,17 @@ class SqliteStore:
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self.autosave = autosave
         self.vector_index = vector_index
+        _create_private(self.path)  # SQLite gives its -wal and -shm files the database file's mode
         self.db = apsw.Connection(self.path)
         self.db.enable_load_extension(True)
         self.db.load_extension(sqlite_vec.loadable_path())
         self.db.enable_load_extension(False)
         self.db.setbusytimeout(busy_timeout_ms)
         # secure_delete: a forgotten memory's text is overwritten in the file, not left in free pages
-        self.db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA secure_delete=ON;")
+        # one statement each, results read: apsw runs a multi-statement string
+        # lazily, so a pragma after one that returns a row never ran
+        for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON", "secure_delete=ON"):
+            list(self.db.execute(f"PRAGMA {pragma}"))
         self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         self._in_txn = False
         self._cache = RecordCache()
@@ -162,8 +174,12 @@ class SqliteStore:
         self._begin()
         changed = self.graph.take_changes()  # O(changed edges), not a scan of the graph
         try:
-            if changed:
-                self.db.executemany("INSERT INTO edges(a, b, w) VALUES (?, ?, ?) ON CONFLICT(a, b) DO UPDATE SET w = excluded.w", changed)
+            kept = [row for row in changed if row[2] is not None]
+            gone = [(a, b) for a, b, w in changed if w is None]  # taken back by a forget
+            if kept:
+                self.db.executemany("INSERT INTO edges(a, b, w) VALUES (?, ?, ?) ON CONFLICT(a, b) DO UPDATE SET w = excluded.w", kept)
+            if gone:
+                self.db.executemany("DELETE FROM edges WHERE a = ? AND b = ?", gone)
             self.db.execute("COMMIT")
         except BaseException:
             self.graph.changed.update((a, b) for a, b, _ in changed)  # still owed to the database
@@ -293,6 +309,7 @@ class SqliteStore:
         import apsw
 
         self.commit()
+        _create_private(dest)
         target = apsw.Connection(dest)
         try:
             with target.backup("main", self.db, "main") as b:
@@ -309,3 +326,33 @@ class SqliteStore:
 
     def log(self) -> list[dict[str, Any]]:
         return [json.loads(e) for (e,) in self.db.execute("SELECT entry FROM log ORDER BY seq")]
+
+    def scrub_log(self, forgotten: set[str]) -> int:
+        rows = []
+        for seq, e in self.db.execute("SELECT seq, entry FROM log ORDER BY seq"):
+            clean = scrub_entry(json.loads(e), forgotten)
+            if clean is not None:
+                rows.append((json.dumps(clean, ensure_ascii=False, default=str), seq))
+        if rows:
+            self._begin()
+            self.db.executemany("UPDATE log SET entry = ? WHERE seq = ?", rows)
+        return len(rows)
+
+    def refresh(self) -> None:
+        """Re-read every record from the file: another process may have written
+        since this one loaded (a forget must cover its memories too)."""
+        self.commit()
+        self._cache = RecordCache(hnsw_from=self._cache.hnsw_from)
+        self._rowid.clear()
+        self._by_rowid.clear()
+        self._bm25 = BM25Index()
+        self._load()
+
+    def erase_freed(self) -> None:
+        """With ``secure_delete`` a deleted row's bytes are zeroed, but FTS5
+        keeps deleted terms in old index segments until they merge, and the
+        WAL keeps page images until a checkpoint: merge, then checkpoint and
+        truncate the WAL."""
+        self.commit()
+        self.db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+        list(self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)"))
