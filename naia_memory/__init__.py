@@ -25,14 +25,16 @@ from .contract import (
     capabilities_of,
 )
 from .engine import MemorySystem
+from .llm.forget_verifier import ForgetVerifier
+from .ownership import VerifierRequired
 from .providers import create_provider, provider_names
 from .stores.json_store import LocalStore
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "ConsolidationReport", "Decision", "DecisionOp", "EncodeResult", "EngineConfig", "ImportanceScore", "LocalStore",
+    "ConsolidationReport", "Decision", "DecisionOp", "EncodeResult", "EngineConfig", "ForgetVerifier", "ImportanceScore", "LocalStore",
     "MemoryKind", "MemoryProvider", "MemorySystem", "RecallHit", "RecallResult", "Role", "SupportsBackup",
     "SupportsBatch", "SupportsDecay", "SupportsGraph", "SupportsHistory", "SupportsImportance", "capabilities_of", "create_provider",
-    "provider_names", "Turn",
+    "provider_names", "Turn", "VerifierRequired",
 ]

@@ -34,6 +34,18 @@ class Encoder:
         self.index = index
         self.new_id = new_id
         self.last_turn: dict[tuple[str, str], str] = {}  # (project, session) -> the turn before, gated or not
+        self.enabled = True  # False: memory is off, nothing enters (the host turns it on)
+        self.incognito: set[tuple[str, str]] = set()  # (project, session): conversations nothing is kept from
+
+    def refused(self, session: str | None, project: str) -> str | None:
+        """Why a turn must not enter at all (memory off, an incognito
+        conversation), or None. Checked before anything reads the turn: it is
+        not embedded, scored, or carried as the next turn's context."""
+        if not self.enabled:
+            return "memory is off"
+        if session is not None and (project, session) in self.incognito:
+            return "incognito conversation"
+        return None
 
     def score_importance(self, content: str, role_s: str, project: str,
                          overrides: Mapping[str, float] | None = None) -> ImportanceScore:
@@ -45,12 +57,15 @@ class Encoder:
         surprise = imp.lexical_surprise(tokens, [n.tokens for n in neighbours if n is not None])
         return imp.score(strip_speaker(content), role_s, surprise, self.config.importance, overrides)
 
-    def index_texts(self, items: Sequence[Turn], project: str) -> list[str]:
+    def index_texts(self, items: Sequence[Turn], project: str) -> list[str | None]:
         """What each turn will be embedded as (itself, or with the turn before
         it in its session), worked out before any is stored."""
         last = dict(self.last_turn)
         out = []
         for t in items:
+            if self.refused(t.session, project):
+                out.append(None)  # never embedded
+                continue
             key = (project, t.session) if t.session is not None else None
             context = None
             if key and self.config.context:
@@ -63,6 +78,9 @@ class Encoder:
     def encode(self, content: str, role_s: str, session: str | None, project: str, now: datetime,
                 metadata: Mapping[str, Any] | None, importance: Mapping[str, float] | None,
                 vector: Callable[[str], np.ndarray]) -> EncodeResult:
+        why_not = self.refused(session, project)
+        if why_not:
+            return EncodeResult(False, None, why_not, None)
         score = self.score_importance(content, role_s, project, importance)
         turn_key = (project, session) if session is not None else None
         context = None
@@ -73,7 +91,7 @@ class Encoder:
         if self.config.gate and not imp.passes_gate(score, self.config.gate_threshold):
             return EncodeResult(False, None, f"gated: combined {score.combined:.3f} < {self.config.gate_threshold}", score)
         body = strip_speaker(content)
-        keep = "explicit-keep" in score.cues
+        keep = "explicit-keep" in score.cues and role_s == "user"  # only the user's own words pin a memory
         md = {"importance": score.combined, "cues": list(score.cues), **dict(metadata or {})}
         if context:
             md["context"] = context

@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from .cognition import contradiction
 from .cognition.decay import retention, retention_many, should_archive
 from .cognition.rerank import NoopReranker, Reranker
 from .cognition.tokenize import KiwiTokenizer, Tokenizer
@@ -28,7 +25,6 @@ from .contract import (
     EncodeResult,
     ImportanceScore,
     MemoryKind,
-    RecallHit,
     RecallResult,
     Role,
     Turn,
@@ -37,14 +33,16 @@ from .contract import (
 from .embedders.base import Embedder, EmbedderError
 from .llm.contradiction_filter import ContradictionFilter, HeuristicContradictionFilter, StatementContradictionFilter
 from .llm.extractor import LLMFactExtractor
-from .consolidation import Consolidator, source_ids as _source_ids
+from .llm.forget_verifier import ForgetVerifier
+from .consolidation import Consolidator
 from .encoding import Encoder
-from .forgetting import forget_closure, give_back_edges, unlink
+from .hits import to_hit
+from .ownership import OwnerControls
 from .memory_index import MemoryIndex
 from .recall.context import index_text
 from .recall.pipeline import RecallPipeline
 from .validate import check_content, check_query, role_name
-from .records import ACTIVE, ARCHIVED, SUPERSEDED, MemoryRecord, content_id, ensure_aware
+from .records import ACTIVE, ARCHIVED, SUPERSEDED, content_id, ensure_aware
 from .stores.port import RecordFilter, StoragePort
 
 log = logging.getLogger("naia_memory")
@@ -59,7 +57,7 @@ def _role(role: Role | str) -> str:
     return r
 
 
-class MemorySystem:
+class MemorySystem(OwnerControls):
     """The naia memory engine. See README "Library quick start"."""
 
     def __init__(
@@ -72,9 +70,15 @@ class MemorySystem:
         fact_extractor: LLMFactExtractor | None = None,
         contradiction_filter: ContradictionFilter | None = None,
         reranker: Reranker | None = None,
+        forget_verifier: ForgetVerifier | None = None,
+        enabled: bool = True,
         name: str = "naia",
     ):
+        """``forget_verifier``: the model ``forget_about`` asks (none: it
+        refuses). ``enabled=False``: memory stays off (nothing encoded, nothing
+        recalled) until the host calls ``enable()``."""
         self.name = name
+        self.forget_verifier = forget_verifier
         self.store = store
         self.embedder = embedder
         self.tokenizer = tokenizer or KiwiTokenizer()
@@ -95,6 +99,7 @@ class MemorySystem:
                                          contradiction_filter=judge, fact_extractor=fact_extractor,
                                          embed_one=self._embed_one, new_id=self._new_id)
         self._id_counter = len(store)
+        self.encoder.enabled = enabled
 
     # the consolidator owns these; they stay settable here (swap in a model at run time)
     @property
@@ -179,17 +184,17 @@ class MemorySystem:
             raise ValueError("batch_size must be positive")
         with self._lock:
             self._check_open()
-            texts = self.encoder.index_texts(items, project)
-            vectors = []
-            for i in range(0, len(texts), batch_size):
-                chunk = texts[i:i + batch_size]
-                v = self.embedder.embed_passages(chunk)
+            texts = self.encoder.index_texts(items, project)  # None: refused (memory off, incognito), never embedded
+            todo = [i for i, x in enumerate(texts) if x is not None]
+            row: dict[int, np.ndarray] = {}
+            for b in range(0, len(todo), batch_size):
+                chunk = todo[b:b + batch_size]
+                v = self.embedder.embed_passages([texts[i] for i in chunk])
                 if v.shape != (len(chunk), self.embedder.dim):
                     raise EmbedderError(f"{self.embedder.name} returned {v.shape} for {len(chunk)} texts")
-                vectors.append(v)
+                row.update(zip(chunk, v))
                 if progress:
-                    progress(min(i + batch_size, len(texts)), len(texts))
-            matrix = np.concatenate(vectors) if vectors else np.zeros((0, self.embedder.dim), dtype=np.float32)
+                    progress(min(b + batch_size, len(todo)), len(todo))
             last_turn, counter = dict(self.encoder.last_turn), self._id_counter
             results: list[EncodeResult] = []
             try:
@@ -197,7 +202,7 @@ class MemorySystem:
                     def vector(text: str, i: int = i) -> np.ndarray:
                         if text != texts[i]:  # the context was worked out the same way; if not, say so
                             raise RuntimeError(f"encode_many: turn {i} indexed as {text!r}, embedded as {texts[i]!r}")
-                        return matrix[i]
+                        return row[i]
                     results.append(self.encoder.encode(t.content, roles[i], t.session, project, nows[i], t.metadata, None, vector))
                 self._commit()
             except BaseException:
@@ -280,6 +285,8 @@ class MemorySystem:
         check_query(query, top_k)
         with self._lock:
             self._check_open()
+            if not self.encoder.enabled:  # memory off: nothing remembered is used either
+                return RecallResult(query=query, hits=(), timings_ms={"memory_off": 1.0})
             ranked, timings = self.pipeline.run(query, top_k, flt, now, q_vec=q_vec)
             hits = []
             for r, s, members, lead in ranked:
@@ -292,7 +299,7 @@ class MemorySystem:
                     self.store.update(r)
                     if self.config.graph and r.kind is MemoryKind.FACT:
                         self.store.graph.reinforce(r.entities)
-                hits.append(_hit(r, s, members, lead))
+                hits.append(to_hit(r, s, members, lead))
             if strengthen and hits:
                 self._commit()
             return RecallResult(query=query, hits=tuple(hits), timings_ms=timings)
@@ -325,94 +332,6 @@ class MemorySystem:
     def strength(self, memory_id: str, *, now: datetime | None = None) -> float:
         r = self._require(memory_id)
         return retention(r.memory_class, r.importance, r.recall_count, r.last_accessed, ensure_aware(now), self.config.decay_params)
-
-    def get(self, memory_id: str) -> RecallHit | None:
-        r = self.store.get(memory_id)
-        return _hit(r, 0.0) if r else None
-
-    def _require(self, memory_id: str) -> MemoryRecord:
-        r = self.store.get(memory_id)
-        if r is None:
-            raise KeyError(f"no memory with id {memory_id!r}")
-        return r
-
-    def history(self, *, memory_id: str) -> list[RecallHit]:
-        """Every version of a fact, oldest first, following supersede links."""
-        r = self._require(memory_id)
-        while r.supersedes and self.store.get(r.supersedes):
-            r = self.store.get(r.supersedes)
-        chain = [r]
-        while r.superseded_by and self.store.get(r.superseded_by):
-            r = self.store.get(r.superseded_by)
-            chain.append(r)
-        return [_hit(x, 0.0) for x in chain]
-
-    def facts(self, *, project: str = "default", include_inactive: bool = False) -> list[RecallHit]:
-        statuses = None if include_inactive else (ACTIVE,)
-        recs = self.store.records(RecordFilter(project=project, kinds=(MemoryKind.FACT,), statuses=statuses))
-        return [_hit(r, 0.0) for r in sorted(recs, key=lambda r: (r.created_at, r.id))]
-
-    def edit(self, *, memory_id: str, content: str, now: datetime | None = None) -> str:
-        """A user's correction: a new version supersedes the old (auditable)."""
-        now = ensure_aware(now)
-        with self._lock:
-            old = self._require(memory_id)
-            if old.status != ACTIVE:
-                raise ValueError(f"{memory_id} is {old.status}; edit the current version")
-            attr = contradiction.attribute(old.attribute) if old.kind is MemoryKind.FACT and old.attribute else None
-            labels = self.consolidator.label_tokens(attr)
-            new = replace(old, id=self._new_id(old.id.split("_")[0], content, now, old.project), content=content, tokens=self.tokenizer.tokens(content) + labels,
-                          entities=sorted(set(self.tokenizer.nouns(content))), created_at=now, updated_at=now,
-                          valid_from=now, valid_to=None, supersedes=old.id, superseded_by=None, recall_count=0,
-                          metadata={**old.metadata, "edited_by_user": True})
-            self.store.put(new, self._embed_one(content))
-            self.index.add(new)
-            self.consolidator.retire(old, now, successor=new.id, reason="edited by user", episode_id="user-edit")
-            self.store.append_log([{"op": "EDIT", "target": old.id, "new": new.id, "at": now.isoformat()}])
-            self.store.commit()
-            return new.id
-
-    def forget(self, *, memory_id: str | None = None, project: str | None = None, everything: bool = False) -> int:
-        """Hard delete on the user's explicit request, with everything made
-        from it (``forgetting.py``): facts with no other source, the turns a
-        forgotten fact came from, graph edges and words only they put there,
-        and the words of log entries naming them. The store is then rewritten
-        so the words leave the disk now. Returns how many memories went."""
-        if sum(x is not None and x is not False for x in (memory_id, project, everything or None)) != 1:
-            raise ValueError("forget needs exactly one of memory_id=, project= or everything=True")
-        with self._lock:
-            self._check_open()
-            refresh = getattr(self.store, "refresh", None)
-            if refresh is not None and memory_id is None:  # another process's memories are forgotten too
-                refresh()
-                self.index.rebuild(self.store.records())
-            every = list(self.store.records(RecordFilter(statuses=None)))
-            if memory_id is not None:
-                seeds = [self._require(memory_id).id]
-            else:
-                seeds = [r.id for r in every if project is None or r.project == project]
-            gone = forget_closure(every, seeds)
-            forgotten = [r for r in every if r.id in gone]
-            for r in forgotten:
-                self.index.remove(r)
-                self.store.delete(r.id)
-            sources = {r.id: _source_ids(r) for r in every if r.kind is MemoryKind.EPISODE and r.id not in gone}
-            for r in every:
-                if r.id not in gone and unlink(r, gone, sources):
-                    self.store.update(r)
-            give_back_edges(self.store.graph, [r for r in forgotten if r.kind is MemoryKind.FACT],
-                            lambda w: {i for i in self.index.entity(w) if (f := self.store.get(i)) is not None and f.kind is MemoryKind.FACT})
-            self.store.scrub_log(gone)
-            self.store.append_log([{"op": "FORGET", "ids": sorted(gone), "at": ensure_aware(None).isoformat()}])
-            self.store.commit()
-            self.store.erase_freed()
-            return len(gone)
-
-    def audit_log(self) -> list[dict[str, Any]]:
-        return self.store.log()
-
-    def neighbors(self, *, entity: str, limit: int = 10) -> list[tuple[str, float]]:
-        return self.store.graph.neighbors(entity, limit)
 
     def backup(self, *, path: str) -> str:
         """A consistent copy of the durable store at ``path``."""
@@ -454,6 +373,30 @@ class MemorySystem:
                                     "at": ensure_aware(None).isoformat()}])
             self.store.commit()
             return len(recs)
+
+    # ------------------------------------------------------------------ on, off, incognito
+    @property
+    def enabled(self) -> bool:
+        return self.encoder.enabled
+
+    def enable(self) -> None:
+        """Turn memory on (for a host that starts it off: ``enabled=False``)."""
+        self.encoder.enabled = True
+
+    def disable(self) -> None:
+        """Memory off: turns are not kept and nothing is recalled until ``enable()``."""
+        self.encoder.enabled = False
+
+    def set_incognito(self, *, session: str, on: bool = True, project: str = "default") -> None:
+        """An incognito conversation: nothing said in ``session`` is embedded,
+        scored, stored or carried as context into a later turn. Recall still
+        answers from what was kept before."""
+        key = (project, session)
+        if on:
+            self.encoder.incognito.add(key)
+            self.encoder.last_turn.pop(key, None)
+        else:
+            self.encoder.incognito.discard(key)
 
     # ------------------------------------------------------------------ background consolidation
     def start_consolidation(self, interval_s: float = 1800.0) -> None:
@@ -502,25 +445,6 @@ class MemorySystem:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def _hit(r: MemoryRecord, score: float, members: Sequence[MemoryRecord] = (), lead: int = 0) -> RecallHit:
-    """``members``: what the hit stands for in a recall (a fact's folded turns,
-    a superseded turn it now answers), listed in ``covers``; their ids join the
-    hit's own in ``source_ids``, after them, except the first ``lead`` members,
-    which matched the query better than the hit itself and so come first."""
-    first = [sid for m in members[:lead] for sid in _source_ids(m)]
-    rest = [sid for m in members[lead:] for sid in _source_ids(m)]
-    sources = list(dict.fromkeys([*first, *_source_ids(r), *rest]))
-    return RecallHit(
-        id=r.id, kind=r.kind, content=r.content, score=float(score), created_at=r.created_at, updated_at=r.updated_at,
-        provenance=tuple(r.provenance),
-        metadata=MappingProxyType({"status": r.status, "role": r.role, "session": r.session, "project": r.project, "attribute": r.attribute,
-                  "memory_class": r.memory_class, "recall_count": r.recall_count, "valid_from": r.valid_from,
-                  "valid_to": r.valid_to, "supersedes": r.supersedes, "superseded_by": r.superseded_by,
-                  "subject": r.metadata.get("subject", "user"), "source_ids": tuple(sources),
-                  "covers": tuple(m.id for m in members), "when": tuple(tuple(w) for w in r.metadata.get("when", ()))}),
-    )
 
 
 def _decision_json(d: Decision) -> dict[str, Any]:

@@ -1,0 +1,162 @@
+"""What the user controls (issue 10; AIDA's audit controls): look at every
+memory and where it came from, query the decision log, correct, and forget,
+by id, by project, everything, or by description through a verifier model.
+
+A mixin of ``MemorySystem``: it uses the engine's store, lock, index and
+recall pipeline, and keeps these jobs out of the engine's own file.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+from typing import Any, Sequence
+
+from .audit import describe, query_log
+from .cognition import contradiction
+from .consolidation import source_ids
+from .contract import MemoryKind, RecallHit
+from .forgetting import forget_closure, give_back_edges, unlink
+from .hits import to_hit
+from .records import ACTIVE, MemoryRecord, ensure_aware
+from .stores.port import RecordFilter
+from .validate import check_query
+
+
+class VerifierRequired(RuntimeError):
+    """A deletion by description was asked for without a verifier model."""
+
+
+class OwnerControls:
+    def get(self, memory_id: str) -> RecallHit | None:
+        r = self.store.get(memory_id)
+        return to_hit(r, 0.0) if r else None
+
+    def _require(self, memory_id: str) -> MemoryRecord:
+        r = self.store.get(memory_id)
+        if r is None:
+            raise KeyError(f"no memory with id {memory_id!r}")
+        return r
+
+    def history(self, *, memory_id: str) -> list[RecallHit]:
+        """Every version of a fact, oldest first, following supersede links."""
+        r = self._require(memory_id)
+        while r.supersedes and self.store.get(r.supersedes):
+            r = self.store.get(r.supersedes)
+        chain = [r]
+        while r.superseded_by and self.store.get(r.superseded_by):
+            r = self.store.get(r.superseded_by)
+            chain.append(r)
+        return [to_hit(x, 0.0) for x in chain]
+
+    def facts(self, *, project: str = "default", include_inactive: bool = False) -> list[RecallHit]:
+        statuses = None if include_inactive else (ACTIVE,)
+        recs = self.store.records(RecordFilter(project=project, kinds=(MemoryKind.FACT,), statuses=statuses))
+        return [to_hit(r, 0.0) for r in sorted(recs, key=lambda r: (r.created_at, r.id))]
+
+    def edit(self, *, memory_id: str, content: str, now: datetime | None = None) -> str:
+        """A user's correction: a new version supersedes the old (auditable)."""
+        now = ensure_aware(now)
+        with self._lock:
+            old = self._require(memory_id)
+            if old.status != ACTIVE:
+                raise ValueError(f"{memory_id} is {old.status}; edit the current version")
+            attr = contradiction.attribute(old.attribute) if old.kind is MemoryKind.FACT and old.attribute else None
+            labels = self.consolidator.label_tokens(attr)
+            new = replace(old, id=self._new_id(old.id.split("_")[0], content, now, old.project), content=content, tokens=self.tokenizer.tokens(content) + labels,
+                          entities=sorted(set(self.tokenizer.nouns(content))), created_at=now, updated_at=now,
+                          valid_from=now, valid_to=None, supersedes=old.id, superseded_by=None, recall_count=0,
+                          metadata={**old.metadata, "edited_by_user": True})
+            self.store.put(new, self._embed_one(content))
+            self.index.add(new)
+            self.consolidator.retire(old, now, successor=new.id, reason="edited by user", episode_id="user-edit")
+            self.store.append_log([{"op": "EDIT", "target": old.id, "new": new.id, "at": now.isoformat()}])
+            self.store.commit()
+            return new.id
+
+    def forget(self, *, memory_id: str | None = None, project: str | None = None, everything: bool = False) -> int:
+        """Hard delete on the user's explicit request, with everything made
+        from it (``forgetting.py``): facts with no other source, the turns a
+        forgotten fact came from, graph edges and words only they put there,
+        and the words of log entries naming them. The store is then rewritten
+        so the words leave the disk now. Returns how many memories went."""
+        if sum(x is not None and x is not False for x in (memory_id, project, everything or None)) != 1:
+            raise ValueError("forget needs exactly one of memory_id=, project= or everything=True")
+        with self._lock:
+            self._check_open()
+            refresh = getattr(self.store, "refresh", None)
+            if refresh is not None and memory_id is None:  # another process's memories are forgotten too
+                refresh()
+                self.index.rebuild(self.store.records())
+            every = list(self.store.records(RecordFilter(statuses=None)))
+            if memory_id is not None:
+                seeds = [self._require(memory_id).id]
+            else:
+                seeds = [r.id for r in every if project is None or r.project == project]
+            return len(self._forget_ids(seeds, every))
+
+    def _forget_ids(self, seeds: Sequence[str], every: list[MemoryRecord] | None = None) -> set[str]:
+        with self._lock:
+            if every is None:
+                every = list(self.store.records(RecordFilter(statuses=None)))
+            gone = forget_closure(every, seeds)
+            forgotten = [r for r in every if r.id in gone]
+            for r in forgotten:
+                self.index.remove(r)
+                self.store.delete(r.id)
+            sources = {r.id: source_ids(r) for r in every if r.kind is MemoryKind.EPISODE and r.id not in gone}
+            for r in every:
+                if r.id not in gone and unlink(r, gone, sources):
+                    self.store.update(r)
+            give_back_edges(self.store.graph, [r for r in forgotten if r.kind is MemoryKind.FACT],
+                            lambda w: {i for i in self.index.entity(w) if (f := self.store.get(i)) is not None and f.kind is MemoryKind.FACT})
+            self.store.scrub_log(gone)
+            self.store.append_log([{"op": "FORGET", "ids": sorted(gone), "at": ensure_aware(None).isoformat()}])
+            self.store.commit()
+            self.store.erase_freed()
+            return gone
+
+    def audit_log(self, *, op: str | Sequence[str] | None = None, since: datetime | None = None, until: datetime | None = None,
+                  reason: str | None = None, min_distance: float | None = None, max_distance: float | None = None,
+                  memory_id: str | None = None) -> list[dict[str, Any]]:
+        """The decision log, oldest first; any condition given narrows it
+        (``audit.query_log``): e.g. every UPDATE closer than 0.2, to tune a threshold."""
+        return query_log(self.store.log(), op=op, since=since, until=until, reason=reason, min_distance=min_distance,
+                         max_distance=max_distance, memory_id=memory_id)
+
+    def show(self, *, memory_id: str) -> dict[str, Any]:
+        """One memory with the turns it came from and every decision about it."""
+        r = self._require(memory_id)
+        return describe(r, [self.store.get(p) for p in r.provenance], self.store.log())
+
+    def memories(self, *, project: str | None = "default", kinds: Sequence[MemoryKind] | None = None,
+                 include_inactive: bool = False) -> list[RecallHit]:
+        """Every memory, oldest first (``project=None``: every project)."""
+        flt = RecordFilter(project=project, kinds=tuple(kinds) if kinds else None, statuses=None if include_inactive else (ACTIVE,))
+        return [to_hit(r, 0.0) for r in sorted(self.store.records(flt), key=lambda r: (r.created_at, r.id))]
+
+    def forget_about(self, *, request: str, project: str = "default", now: datetime | None = None,
+                     candidates: int = 20) -> list[str]:
+        """Structured deletion ("forget what I said about my ex"): the memories
+        nearest the request are shown to the injected verifier model, and only
+        those it names are forgotten (with what was made from them). Without a
+        verifier this refuses: which memories a description covers is never
+        guessed. Returns the ids forgotten."""
+        check_query(request, candidates)
+        if self.forget_verifier is None:
+            raise VerifierRequired(
+                "forget_about needs a verifier model to decide which memories the request covers; none is set, so "
+                "nothing was deleted. Pass MemorySystem(..., forget_verifier=ForgetVerifier(client)), or forget by id: "
+                "forget(memory_id=...).")
+        now = ensure_aware(now)
+        with self._lock:
+            self._check_open()
+            flt = RecordFilter(project=project, statuses=(ACTIVE,), created_before=now)
+            ranked, _ = self.pipeline.run(request, candidates, flt, now)
+            shown = list(dict.fromkeys(r.id for hit, _s, members, _n in ranked for r in (hit, *members)))
+            chosen = self.forget_verifier.select(request, [(i, self.store.get(i).content) for i in shown])
+            if not chosen:
+                return []
+            return sorted(self._forget_ids(chosen))
+
+    def neighbors(self, *, entity: str, limit: int = 10) -> list[tuple[str, float]]:
+        return self.store.graph.neighbors(entity, limit)
