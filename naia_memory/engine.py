@@ -7,6 +7,7 @@ real clock; a recall never sees memories created after its ``now``.
 """
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
 from datetime import datetime
@@ -333,12 +334,19 @@ class MemorySystem(OwnerControls):
         r = self._require(memory_id)
         return retention(r.memory_class, r.importance, r.recall_count, r.last_accessed, ensure_aware(now), self.config.decay_params)
 
-    def backup(self, *, path: str) -> str:
-        """A consistent copy of the durable store at ``path``."""
+    def backup(self, *, path: str, passphrase: str | None = None) -> str:
+        """A consistent copy of the durable store at ``path``, readable by the
+        user only; ``passphrase``: the copy is encrypted under it (JSON store)."""
         with self._lock:
             dest = Path(path).expanduser()
             dest.parent.mkdir(parents=True, exist_ok=True)
-            self.store.backup_to(str(dest))
+            if passphrase is None:
+                self.store.backup_to(str(dest))
+            elif "passphrase" in inspect.signature(self.store.backup_to).parameters:
+                self.store.backup_to(str(dest), passphrase=passphrase)
+            else:
+                raise NotImplementedError(f"{type(self.store).__name__} cannot write an encrypted backup; "
+                                          "the JSON store (LocalStore) can")
             return str(dest)
 
     @classmethod

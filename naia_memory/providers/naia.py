@@ -29,13 +29,15 @@ def make_local(
     autosave: bool = True,
     vector_index: str = "auto",
     hnsw_from: int | None = None,
+    passphrase: str | None = None,
     **system_kwargs: Any,
 ) -> MemorySystem:
     """naia-local: one JSON file (default ``~/.naia/memory/naia-memory.json``);
     ``path=None`` keeps the store in memory only. ``vector_index`` and
-    ``hnsw_from``: exact or HNSW vector candidates (``stores/ann.py``)."""
+    ``hnsw_from``: exact or HNSW vector candidates (``stores/ann.py``);
+    ``passphrase``: the file is encrypted (``stores/crypto.py``)."""
     cfg = engine if isinstance(engine, EngineConfig) else EngineConfig.from_mapping(engine)
-    store = LocalStore(path, autosave=autosave, vector_index=vector_index, hnsw_from=hnsw_from)
+    store = LocalStore(path, autosave=autosave, vector_index=vector_index, hnsw_from=hnsw_from, passphrase=passphrase)
     return MemorySystem(store=store, embedder=build_embedder(embedder), config=cfg,
                         name="naia-local", **system_kwargs)
 
@@ -47,6 +49,7 @@ def make_sqlite(
     engine: Mapping[str, Any] | EngineConfig | None = None,
     vector_index: str = "matrix",
     autosave: bool = True,
+    passphrase: str | None = None,
     **system_kwargs: Any,
 ) -> MemorySystem:
     """sqlite: the same engine on one SQLite file (FTS5 BM25, matrix or sqlite-vec
@@ -58,7 +61,7 @@ def make_sqlite(
     if path is None:
         path = str(Path(scratch_dir("naia-sqlite-")) / "memory.sqlite")
     cfg = engine if isinstance(engine, EngineConfig) else EngineConfig.from_mapping(engine)
-    store = SqliteStore(path, vector_index=vector_index, autosave=autosave)
+    store = SqliteStore(path, vector_index=vector_index, autosave=autosave, passphrase=passphrase)
     name = "sqlite" if vector_index == "matrix" else "sqlite-vec"
     return MemorySystem(store=store, embedder=build_embedder(embedder), config=cfg, name=name, **system_kwargs)
 

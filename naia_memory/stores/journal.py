@@ -18,7 +18,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .port import StoreError
 
@@ -30,8 +30,12 @@ class Batch:
 
 
 class Journal:
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, codec: "tuple[Callable[[bytes], bytes], Callable[[bytes], bytes]] | None" = None):
+        """``codec``: (seal, open) applied to each line (an encrypted store);
+        a complete line that does not open is damage and raises, never a
+        torn write quietly cut off."""
         self.path = Path(path)
+        self.codec = codec
         self._size = self.path.stat().st_size if self.path.exists() else 0
 
     @property
@@ -52,6 +56,8 @@ class Journal:
             if end < 0:  # torn tail: the writer died mid-line
                 break
             line = data[start:end]
+            if self.codec is not None:
+                line = self.codec[1](line)  # raises on a line that fails authentication
             try:
                 doc = json.loads(line)
                 batch = Batch(int(doc["seq"]), list(doc["ops"]))
@@ -74,7 +80,8 @@ class Journal:
     def append(self, batch: Batch) -> int:
         """Write one batch durably; returns the bytes written."""
         line = json.dumps({"seq": batch.seq, "ops": batch.ops}, ensure_ascii=False, separators=(",", ":"))
-        raw = (line + "\n").encode("utf-8")
+        raw = line.encode("utf-8")
+        raw = (self.codec[0](raw) if self.codec is not None else raw) + b"\n"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:

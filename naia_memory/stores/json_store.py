@@ -31,6 +31,7 @@ from .cache import RecordCache, check_embedder
 from .journal import Batch, Journal
 from .lock import FileLock
 from .ann import resolve_hnsw_from
+from .crypto import Sealer, is_encrypted, split
 from .port import SCHEMA_VERSION, RecordFilter, StoreError, kind_tag, kind_tags, scrub_entry
 
 DEFAULT_PATH = Path("~/.naia/memory/naia-memory.json")
@@ -93,10 +94,12 @@ class LocalStore:
     """JSON-file store. ``path=None`` keeps everything in memory (experiments)."""
 
     def __init__(self, path: str | os.PathLike | None = ..., *, autosave: bool = True, vector_index: str = "auto",
-                 hnsw_from: int | None = None):
+                 hnsw_from: int | None = None, passphrase: str | None = None):
         """``vector_index``: "exact" cosine over the matrix, "hnsw" from
         ``hnsw_from`` rows on (needs faiss), or "auto": exact below
-        ``ann.AUTO_HNSW_FROM`` rows, HNSW above it when faiss is installed."""
+        ``ann.AUTO_HNSW_FROM`` rows, HNSW above it when faiss is installed.
+        ``passphrase``: the file and its journal are encrypted (``crypto.py``);
+        a new store is created encrypted, an existing one must match."""
         if path is ...:
             path = default_path()
         self.path = str(Path(path).expanduser()) if path is not None else None
@@ -113,15 +116,25 @@ class LocalStore:
         self._snapshot_bytes = 0
         self._lock: FileLock | None = None
         self._journal: Journal | None = None
+        self._sealer: Sealer | None = None
+        if passphrase is not None and path is None:
+            raise ValueError("passphrase= encrypts a file; an in-memory store (path=None) has none")
         if self.path is not None:
             self._lock = FileLock(self.path)
             self._lock.acquire()
             try:
-                self._journal = Journal(f"{self.path}.journal")
                 snapshot = Path(self.path)
                 if snapshot.exists():
-                    self._load(snapshot)
-                elif self._journal.size:
+                    self._load(snapshot, passphrase)
+                elif passphrase is not None:
+                    self._sealer = Sealer.new(passphrase)
+                codec = None
+                if self._sealer is not None:
+                    sealer = self._sealer
+                    codec = (lambda b: sealer.seal(b, b"journal"),
+                             lambda b: sealer.open(b, b"journal", f"{self.path}.journal"))
+                self._journal = Journal(f"{self.path}.journal", codec)
+                if not snapshot.exists() and self._journal.size:
                     raise StoreError(f"{self._journal.path} has changes but {snapshot} is missing; "
                                      "restore the JSON file from a backup (the journal alone holds only recent changes)")
                 self._replay(self._journal.read())
@@ -135,11 +148,21 @@ class LocalStore:
         return str(self._journal.path) if self._journal is not None else None
 
     # ---- persistence -------------------------------------------------
-    def _load(self, path: Path) -> None:
+    def _load(self, path: Path, passphrase: str | None) -> None:
+        data = path.read_bytes()
+        if is_encrypted(data):
+            if passphrase is None:
+                raise StoreError(f"{path} is encrypted; open it with passphrase=")
+            head, body = split(data)
+            self._sealer = Sealer.from_header(head, passphrase, str(path))
+            data = self._sealer.open(body, b"snapshot", str(path))
+        elif passphrase is not None:
+            raise StoreError(f"{path} is not encrypted; open it without a passphrase (an encrypted copy: "
+                             "MemorySystem.backup(path=..., passphrase=...))")
         try:
-            raw = path.read_text(encoding="utf-8")
+            raw = data.decode("utf-8")
             doc = json.loads(raw)
-        except json.JSONDecodeError as e:
+        except ValueError as e:  # not UTF-8, or not JSON
             raise StoreError(f"{path} is not valid JSON ({e}); the file was left untouched") from e
         if doc.get("format") != FORMAT:
             raise StoreError(f"{path} is not a naia-memory store (format={doc.get('format')!r})")
@@ -268,7 +291,7 @@ class LocalStore:
         if not self._rewrite and not self._journal.size and not self._has_changes():
             return
         self._seq += 1
-        text = self._snapshot()
+        text = self._sealed(self._snapshot())
         atomic_write_text(Path(self.path), text)
         self._snapshot_bytes = len(text)
         self._journal.clear()
@@ -276,6 +299,12 @@ class LocalStore:
         self.graph.changed.clear()
         self._log_written = len(self._log)
         self._rewrite = False
+
+    def _sealed(self, text: str) -> str:
+        """The snapshot as written: itself, or encrypted under the store's key."""
+        if self._sealer is None:
+            return text
+        return (self._sealer.header + b"\n" + self._sealer.seal(text.encode("utf-8"), b"snapshot") + b"\n").decode("ascii")
 
     def close(self) -> None:
         """Folds the journal into the JSON file, so the file alone is the memory."""
@@ -345,12 +374,26 @@ class LocalStore:
     def keyword_top_k(self, tokens: Sequence[str], k: int, flt: RecordFilter) -> list[tuple[str, float]]:
         return self._bm25.ranked(tokens, lambda i: flt.matches(self._cache.records[i]), k, kind_tags(flt))
 
-    def backup_to(self, dest: str) -> None:
+    def backup_to(self, dest: str, passphrase: str | None = None) -> None:
+        """A copy of the store at ``dest`` (0600). With ``passphrase`` the
+        copy is encrypted under it (its own salt), whether or not this store
+        is; without, the copy is as this store is (encrypted stays encrypted)."""
         if self.path is None:
             raise ValueError("this store lives in memory only; nothing to back up")
         self.commit()
         self.compact()
-        private_copy(self.path, dest)
+        if passphrase is None:
+            private_copy(self.path, dest)
+            return
+        sealer = Sealer.new(passphrase)
+        body = sealer.header + b"\n" + sealer.seal(self._snapshot().encode("utf-8"), b"snapshot") + b"\n"
+        tmp = f"{dest}.partial"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(body)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, dest)
 
     # ---- audit log --------------------------------------------------------
     def append_log(self, entries: Iterable[dict[str, Any]]) -> None:

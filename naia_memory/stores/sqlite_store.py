@@ -30,6 +30,7 @@ from ..cognition.bm25 import BM25Index
 from ..cognition.graph import EntityGraph
 from ..records import MemoryRecord
 from .cache import RecordCache, check_embedder
+from .crypto import Sealer
 from .port import RecordFilter, StoreError, kind_tag, kind_tags, scrub_entry
 
 SQLITE_SCHEMA_VERSION = 1
@@ -81,12 +82,21 @@ def _create_private(path: str) -> None:
 
 class SqliteStore:
     def __init__(self, path: str | os.PathLike, *, vector_index: str = "matrix", autosave: bool = True,
-                 busy_timeout_ms: int = 5000):
+                 busy_timeout_ms: int = 5000, passphrase: str | None = None):
+        """``passphrase``: field-level encryption (``stores/crypto.py``): each
+        record's JSON, its vector, the log entries and the entity graph are
+        sealed with AES-256-GCM; no FTS5 rows are written (their terms are the
+        words). Ids, kinds, projects, statuses and times stay readable so the
+        file keeps its indexes. sqlite-vec needs plaintext vectors, so the two
+        do not combine."""
         import apsw
         import sqlite_vec
 
         if vector_index not in VECTOR_INDEXES:
             raise ValueError(f"vector_index must be one of {VECTOR_INDEXES}, got {vector_index!r}")
+        if passphrase is not None and vector_index == "sqlite-vec":
+            raise ValueError("an encrypted SQLite store cannot use sqlite-vec (its index holds plaintext vectors); "
+                             "use vector_index='matrix'")
         self.path = str(Path(path).expanduser())
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self.autosave = autosave
@@ -113,7 +123,46 @@ class SqliteStore:
         # for surprise. FTS5 stays as the on-disk index other tools can read.
         self._bm25 = BM25Index()
         self._migrate()
+        self._sealer: Sealer | None = None
+        self._open_sealer(passphrase)
         self._load()
+
+    # ---- encryption -------------------------------------------------------------
+    def _open_sealer(self, passphrase: str | None) -> None:
+        header = self._meta_get("encryption")
+        if header is not None:
+            if passphrase is None:
+                raise StoreError(f"{self.path} is encrypted; open it with passphrase=")
+            self._sealer = Sealer.from_header(header.encode("utf-8"), passphrase, self.path)
+        elif passphrase is not None:
+            if list(self.db.execute("SELECT 1 FROM memories LIMIT 1")):
+                raise StoreError(f"{self.path} is not encrypted; open it without a passphrase")
+            self._sealer = Sealer.new(passphrase)
+            with self.db:
+                self.db.execute("INSERT INTO meta(key, value) VALUES ('encryption', ?)",
+                                (json.dumps(self._sealer.header.decode("utf-8")),))
+
+    def _seal_text(self, text: str, purpose: bytes) -> str:
+        return text if self._sealer is None else self._sealer.seal(text.encode("utf-8"), purpose).decode("ascii")
+
+    def _open_text(self, text: str, purpose: bytes) -> str:
+        return text if self._sealer is None else self._sealer.open(text.encode("ascii"), purpose, self.path).decode("utf-8")
+
+    def _seal_vec(self, vec: np.ndarray) -> bytes:
+        raw = np.asarray(vec, dtype="<f4").tobytes()
+        return raw if self._sealer is None else self._sealer.seal(raw, b"vector")
+
+    def _open_vec(self, blob: bytes) -> np.ndarray:
+        raw = blob if self._sealer is None else self._sealer.open(blob, b"vector", self.path)
+        return np.frombuffer(raw, dtype="<f4")
+
+    def _fts_put(self, rowid: int, tokens: Sequence[str]) -> None:
+        if self._sealer is None:  # an encrypted store writes no terms: they are the words
+            self.db.execute("INSERT INTO memories_fts(rowid, tokens) VALUES (?, ?)", (rowid, _fts_text(tokens)))
+
+    def _fts_drop(self, rowid: int) -> None:
+        if self._sealer is None:
+            self.db.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
 
     # ---- schema ---------------------------------------------------------------
     def _meta_get(self, key: str) -> Any:
@@ -146,8 +195,8 @@ class SqliteStore:
         rows = list(self.db.execute("SELECT rowid, record, embedding FROM memories ORDER BY rowid"))
         self._cache.reset_vectors(len(rows), dim)
         for rowid, rec_json, blob in rows:
-            rec = MemoryRecord.from_json(json.loads(rec_json))
-            vec = np.frombuffer(blob, dtype="<f4")
+            rec = MemoryRecord.from_json(json.loads(self._open_text(rec_json, b"record")))
+            vec = self._open_vec(blob)
             if vec.shape != (dim,):
                 raise StoreError(f"{self.path}: record {rec.id} has a {vec.shape[0]}-d vector, store is {dim}-d")
             self._cache.add(rec, vec)
@@ -162,7 +211,11 @@ class SqliteStore:
                     with self.db:
                         self.db.execute("DELETE FROM memories_vec")
                         self.db.execute("INSERT INTO memories_vec(rowid, embedding) SELECT rowid, embedding FROM memories")
-        self.graph = EntityGraph.from_json([[a, b, w] for a, b, w in self.db.execute("SELECT a, b, w FROM edges")])
+        if self._sealer is not None:
+            sealed = self._meta_get("graph_sealed")
+            self.graph = EntityGraph.from_json(json.loads(self._open_text(sealed, b"graph")) if sealed else [])
+        else:
+            self.graph = EntityGraph.from_json([[a, b, w] for a, b, w in self.db.execute("SELECT a, b, w FROM edges")])
 
     # ---- transactions ------------------------------------------------------------
     def _begin(self) -> None:
@@ -174,6 +227,9 @@ class SqliteStore:
         self._begin()
         changed = self.graph.take_changes()  # O(changed edges), not a scan of the graph
         try:
+            if changed and self._sealer is not None:  # the words of the graph are sealed as one blob
+                self._meta_set("graph_sealed", self._seal_text(json.dumps(self.graph.to_json(), ensure_ascii=False), b"graph"))
+                changed = []
             kept = [row for row in changed if row[2] is not None]
             gone = [(a, b) for a, b, w in changed if w is None]  # taken back by a forget
             if kept:
@@ -216,19 +272,19 @@ class SqliteStore:
     def _row_values(self, r: MemoryRecord) -> tuple:
         return (r.id, r.kind.value, r.project, r.status, r.created_at.isoformat(),
                 r.valid_from.isoformat() if r.valid_from else None, r.valid_to.isoformat() if r.valid_to else None,
-                len(r.tokens), json.dumps(r.to_json(), ensure_ascii=False))
+                len(r.tokens), self._seal_text(json.dumps(r.to_json(), ensure_ascii=False), b"record"))
 
     def put(self, record: MemoryRecord, embedding: np.ndarray) -> None:
         vec = np.asarray(embedding, dtype="<f4").reshape(-1)
         self._cache.add(record, vec)
         self._begin()
         self.db.execute("INSERT INTO memories(id, kind, project, status, created_at, valid_from, valid_to, ntokens, record, embedding) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*self._row_values(record), vec.tobytes()))
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*self._row_values(record), self._seal_vec(vec)))
         rowid = self.db.last_insert_rowid()
         self._rowid[record.id] = rowid
         self._by_rowid[rowid] = record.id
         self._bm25.add(record.id, record.tokens, kind_tag(record.kind))
-        self.db.execute("INSERT INTO memories_fts(rowid, tokens) VALUES (?, ?)", (rowid, _fts_text(record.tokens)))
+        self._fts_put(rowid, record.tokens)
         if self.vector_index == "sqlite-vec":
             self.db.execute("INSERT INTO memories_vec(rowid, embedding) VALUES (?, ?)", (rowid, vec.tobytes()))
 
@@ -241,15 +297,15 @@ class SqliteStore:
         self.db.execute("UPDATE memories SET kind=?, project=?, status=?, created_at=?, valid_from=?, valid_to=?, ntokens=?, record=? "
                         "WHERE id=?", (*self._row_values(record)[1:], record.id))
         if self._bm25.doc_tokens.get(record.id) != tuple(record.tokens):
-            self.db.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
-            self.db.execute("INSERT INTO memories_fts(rowid, tokens) VALUES (?, ?)", (rowid, _fts_text(record.tokens)))
+            self._fts_drop(rowid)
+            self._fts_put(rowid, record.tokens)
             self._bm25.add(record.id, record.tokens, kind_tag(record.kind))
 
     def set_embedding(self, record_id: str, embedding: np.ndarray) -> None:
         vec = np.asarray(embedding, dtype="<f4").reshape(-1)
         self._cache.set_vector(record_id, vec)
         self._begin()
-        self.db.execute("UPDATE memories SET embedding = ? WHERE id = ?", (vec.tobytes(), record_id))
+        self.db.execute("UPDATE memories SET embedding = ? WHERE id = ?", (self._seal_vec(vec), record_id))
         if self.vector_index == "sqlite-vec":
             rowid = self._rowid[record_id]
             self.db.execute("DELETE FROM memories_vec WHERE rowid = ?", (rowid,))
@@ -267,7 +323,7 @@ class SqliteStore:
         self._bm25.remove(record_id)
         self._begin()
         self.db.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
-        self.db.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
+        self._fts_drop(rowid)
         if self.vector_index == "sqlite-vec":
             self.db.execute("DELETE FROM memories_vec WHERE rowid = ?", (rowid,))
 
@@ -319,20 +375,20 @@ class SqliteStore:
 
     # ---- audit log ---------------------------------------------------------------------
     def append_log(self, entries: Iterable[dict[str, Any]]) -> None:
-        rows = [(json.dumps(e, ensure_ascii=False, default=str),) for e in entries]
+        rows = [(self._seal_text(json.dumps(e, ensure_ascii=False, default=str), b"log"),) for e in entries]
         if rows:
             self._begin()
             self.db.executemany("INSERT INTO log(entry) VALUES (?)", rows)
 
     def log(self) -> list[dict[str, Any]]:
-        return [json.loads(e) for (e,) in self.db.execute("SELECT entry FROM log ORDER BY seq")]
+        return [json.loads(self._open_text(e, b"log")) for (e,) in self.db.execute("SELECT entry FROM log ORDER BY seq")]
 
     def scrub_log(self, forgotten: set[str]) -> int:
         rows = []
         for seq, e in self.db.execute("SELECT seq, entry FROM log ORDER BY seq"):
-            clean = scrub_entry(json.loads(e), forgotten)
+            clean = scrub_entry(json.loads(self._open_text(e, b"log")), forgotten)
             if clean is not None:
-                rows.append((json.dumps(clean, ensure_ascii=False, default=str), seq))
+                rows.append((self._seal_text(json.dumps(clean, ensure_ascii=False, default=str), b"log"), seq))
         if rows:
             self._begin()
             self.db.executemany("UPDATE log SET entry = ? WHERE seq = ?", rows)
