@@ -1,0 +1,331 @@
+"""Koog's structured facts (AgentMemory) on the naia engine (issue 10).
+
+A host saves facts under a concept ("preferred-language", SINGLE or
+MULTIPLE), a subject (user, machine, everything, or its own, each with a
+priority) and a scope (an agent, a feature, a product, or across products),
+and loads them back by concept, all at once, or by description. They are
+ordinary fact records in the same store: they are recalled with everything
+else, take part in supersede (a SINGLE concept's new value supersedes the
+old; a MULTIPLE concept accumulates), and forget, audit and encryption apply
+to them. Names and semantics follow the Koog documentation
+(``../shared/seeds/koog-agent-memory.ko.txt``); the code is ours.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import Enum
+from typing import TYPE_CHECKING, Iterable, Sequence, Union
+
+from .contract import MemoryKind
+from .llm.client import ChatClient
+from .llm.extractor import UnparseableAnswer
+from .records import ACTIVE, MemoryRecord, ensure_aware
+from .stores.port import RecordFilter
+
+if TYPE_CHECKING:
+    from .engine import MemorySystem
+
+
+class FactType(str, Enum):
+    SINGLE = "single"  # one value at a time: a new one supersedes
+    MULTIPLE = "multiple"  # values accumulate
+
+
+@dataclass(frozen=True)
+class Concept:
+    keyword: str
+    description: str
+    fact_type: FactType = FactType.SINGLE
+
+    def __post_init__(self) -> None:
+        if not self.keyword.strip():
+            raise ValueError("a concept needs a keyword")
+        object.__setattr__(self, "fact_type", FactType(self.fact_type))
+
+
+@dataclass(frozen=True)
+class SingleFact:
+    concept: Concept
+    value: str
+    timestamp: datetime | None = None
+
+
+@dataclass(frozen=True)
+class MultipleFacts:
+    concept: Concept
+    values: tuple[str, ...]
+    timestamp: datetime | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "values", tuple(self.values))
+
+
+Fact = Union[SingleFact, MultipleFacts]
+
+
+@dataclass(frozen=True)
+class MemorySubject:
+    """Whom a fact is about; on load the most specific subject (highest
+    ``priority``) that has facts wins."""
+
+    name: str
+    description: str = ""
+    priority: int = 1
+
+
+EVERYTHING = MemorySubject("everything", "Facts that hold for every subject", 0)
+USER = MemorySubject("user", "User information (conversation preferences, issue history, contact details, etc.)", 1)
+MACHINE = MemorySubject("machine", "Technical environment (installed tools, package managers, SDKs, OS, etc.)", 1)
+
+
+@dataclass(frozen=True)
+class MemoryScope:
+    """Where a fact holds: one agent, feature or product, or across products
+    (visible from every scope)."""
+
+    kind: str
+    name: str = ""
+
+    KINDS = ("agent", "feature", "product", "cross-product")
+
+    def __post_init__(self) -> None:
+        if self.kind not in self.KINDS:
+            raise ValueError(f"unknown scope kind {self.kind!r}; use one of {self.KINDS}")
+        if self.kind != "cross-product" and not self.name:
+            raise ValueError(f"a {self.kind} scope needs a name")
+
+    @classmethod
+    def agent(cls, name: str) -> "MemoryScope":
+        return cls("agent", name)
+
+    @classmethod
+    def feature(cls, name: str) -> "MemoryScope":
+        return cls("feature", name)
+
+    @classmethod
+    def product(cls, name: str) -> "MemoryScope":
+        return cls("product", name)
+
+    @classmethod
+    def cross_product(cls) -> "MemoryScope":
+        return cls("cross-product")
+
+    def key(self) -> str:
+        return f"{self.kind}:{self.name}"
+
+
+@dataclass
+class StructuredMemory:
+    """Koog's memory provider API over a ``MemorySystem``."""
+
+    system: "MemorySystem"
+    project: str = "default"
+    subjects: dict[str, MemorySubject] = field(default_factory=lambda: {s.name: s for s in (EVERYTHING, USER, MACHINE)})
+
+    # ---------------------------------------------------------------- save
+    def save(self, fact: Fact, subject: MemorySubject, scope: MemoryScope, *, now: datetime | None = None) -> list[str]:
+        """Store ``fact``; returns the ids of the records written. A SINGLE
+        concept's earlier value (same subject and scope) is superseded; a
+        MULTIPLE concept gains the values it does not hold yet."""
+        now = ensure_aware(now or fact.timestamp)
+        self.subjects.setdefault(subject.name, subject)
+        values = [fact.value] if isinstance(fact, SingleFact) else list(dict.fromkeys(fact.values))
+        if not values or any(not str(v).strip() for v in values):
+            raise ValueError("a fact needs non-empty values")
+        if isinstance(fact, SingleFact) and fact.concept.fact_type is not FactType.SINGLE:
+            raise ValueError(f"{fact.concept.keyword} is a MULTIPLE concept: save MultipleFacts")
+        if isinstance(fact, MultipleFacts) and fact.concept.fact_type is not FactType.MULTIPLE:
+            raise ValueError(f"{fact.concept.keyword} is a SINGLE concept: save SingleFact")
+        sys = self.system
+        with sys._lock:
+            sys._check_open()
+            current = self._records(fact.concept.keyword, subject.name, scope.key(), exact_scope=True)
+            held = {r.value: r for r in current}
+            written: list[str] = []
+            for v in values:
+                if v in held:  # said again: a reaffirmation, not a second copy
+                    held[v].updated_at = now
+                    sys.store.update(held[v])
+                    continue
+                rec = self._record(fact.concept, v, subject, scope, now)
+                sys.store.put(rec, sys._embed_one(rec.content))
+                sys.index.add(rec)
+                sys.store.graph.add_cooccurrence(rec.entities)
+                written.append(rec.id)
+                if fact.concept.fact_type is FactType.SINGLE:
+                    for old in current:
+                        rec.supersedes = old.id
+                        sys.consolidator.retire(old, now, successor=rec.id, reason=f"new value of {fact.concept.keyword}",
+                                                episode_id="structured-save")
+                    sys.store.update(rec)
+            sys.store.append_log([{"op": "SAVE", "ids": written, "concept": fact.concept.keyword, "subject": subject.name,
+                                   "scope": scope.key(), "at": now.isoformat()}])
+            sys.store.commit()
+            return written
+
+    def _record(self, concept: Concept, value: str, subject: MemorySubject, scope: MemoryScope, now: datetime) -> MemoryRecord:
+        sys = self.system
+        content = f"{concept.description}: {value}" if concept.description else f"{concept.keyword}: {value}"
+        return MemoryRecord(
+            id=sys._new_id("fact", content, now, self.project), kind=MemoryKind.FACT, content=content, created_at=now,
+            updated_at=now, last_accessed=now, project=self.project, role="user",
+            tokens=sys.tokenizer.tokens(f"{concept.keyword} {content}"), entities=sorted(set(sys.tokenizer.nouns(content))),
+            importance=1.0, memory_class="preference", valid_from=now, value=value,
+            metadata={"structured": True, "concept": concept.keyword, "concept_description": concept.description,
+                      "fact_type": concept.fact_type.value, "subject": subject.name, "subject_priority": subject.priority,
+                      "scope": scope.key(), "values": [value]},
+        )
+
+    # ---------------------------------------------------------------- load
+    def _records(self, keyword: str | None, subject: str | None, scope: str | None, *, exact_scope: bool = False) -> list[MemoryRecord]:
+        flt = RecordFilter(project=self.project, kinds=(MemoryKind.FACT,), statuses=(ACTIVE,))
+        out = []
+        for r in self.system.store.records(flt):
+            md = r.metadata
+            if not md.get("structured") or (keyword is not None and md.get("concept") != keyword):
+                continue
+            if subject is not None and md.get("subject") != subject:
+                continue
+            if scope is not None and not (md.get("scope") == scope if exact_scope else _sees(scope, md.get("scope", ""))):
+                continue
+            out.append(r)
+        return sorted(out, key=lambda r: (r.created_at, r.id))
+
+    def load(self, concept: Concept, subjects: MemorySubject | Sequence[MemorySubject], scope: MemoryScope | None = None) -> list[Fact]:
+        """The concept's facts for the most specific of ``subjects`` that has
+        any, in ``scope`` (and across products); ``scope=None``: every scope."""
+        subs = [subjects] if isinstance(subjects, MemorySubject) else list(subjects)
+        for s in sorted(subs, key=lambda s: -s.priority):
+            recs = self._records(concept.keyword, s.name, scope.key() if scope else None)
+            if recs:
+                return _as_facts(recs)
+        return []
+
+    def load_all(self, subjects: MemorySubject | Sequence[MemorySubject], scope: MemoryScope | None = None) -> list[Fact]:
+        """Every concept's facts; per concept the most specific subject wins."""
+        subs = [subjects] if isinstance(subjects, MemorySubject) else list(subjects)
+        names = {s.name: s.priority for s in subs}
+        by_concept: dict[str, list[MemoryRecord]] = {}
+        for r in self._records(None, None, scope.key() if scope else None):
+            if r.metadata.get("subject") in names:
+                by_concept.setdefault(r.metadata["concept"], []).append(r)
+        out: list[Fact] = []
+        for keyword in sorted(by_concept):
+            recs = by_concept[keyword]
+            top = max(names[r.metadata["subject"]] for r in recs)
+            out.extend(_as_facts([r for r in recs if names[r.metadata["subject"]] == top]))
+        return out
+
+    def load_by_description(self, description: str, subjects: MemorySubject | Sequence[MemorySubject],
+                            scope: MemoryScope | None = None, *, top_k: int = 10, now: datetime | None = None) -> list[Fact]:
+        """Facts whose concept or value is nearest in meaning to ``description``
+        (the engine's recall over structured facts only; read-only)."""
+        subs = {s.name for s in ([subjects] if isinstance(subjects, MemorySubject) else subjects)}
+        now = ensure_aware(now)
+        flt = RecordFilter(project=self.project, kinds=(MemoryKind.FACT,), statuses=(ACTIVE,), created_before=now)
+        ranked, _ = self.system.pipeline.run(description, max(top_k * 4, 20), flt, now)
+        hits = [r for r, *_ in ranked if r.metadata.get("structured") and r.metadata.get("subject") in subs
+                and (scope is None or _sees(scope.key(), r.metadata.get("scope", "")))]
+        return _as_facts(hits[:top_k])
+
+    # ---------------------------------------------------------------- detect
+    def detect_and_save(self, turns: Iterable[str], client: ChatClient, subjects: Sequence[MemorySubject],
+                        scope: MemoryScope, *, now: datetime | None = None) -> list[Fact]:
+        """Koog's automatic fact detection: the model reads the conversation
+        and names concepts and values per subject; each is saved. An answer
+        that does not parse saves nothing and raises."""
+        subs = {s.name: s for s in subjects}
+        listing = "\n".join(f"- {s.name}: {s.description}" for s in subjects)
+        raw = client.complete([
+            {"role": "system", "content": DETECT_PROMPT + "\nSubjects:\n" + listing},
+            {"role": "user", "content": "\n".join(turns)},
+        ])
+        facts = _parse_detected(raw, subs)
+        for subject, fact in facts:
+            self.save(fact, subs[subject], scope, now=now)
+        return [f for _, f in facts]
+
+
+DETECT_PROMPT = (
+    "Find lasting facts in the conversation. Answer JSON only: a list of objects "
+    '{"subject": <one of the subjects below>, "concept": <short keyword>, "description": <what the concept is>, '
+    '"fact_type": "single" or "multiple", "values": [<strings>]}. An empty list when there is none.'
+)
+
+
+def _parse_detected(raw: str, subjects: dict[str, MemorySubject]) -> list[tuple[str, Fact]]:
+    text = raw.strip()
+    fence = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
+    text = fence.group(1).strip() if fence else text
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        raise UnparseableAnswer(raw, "not JSON") from None
+    if not isinstance(data, list):
+        raise UnparseableAnswer(raw, "expected a list")
+    out: list[tuple[str, Fact]] = []
+    for item in data:
+        try:
+            subject, keyword = item["subject"], item["concept"]
+            kind = FactType(str(item.get("fact_type", "single")).lower())
+            values = [str(v) for v in item["values"]]
+        except (KeyError, TypeError, ValueError) as e:
+            raise UnparseableAnswer(raw, f"bad fact {item!r}: {e}") from None
+        if subject not in subjects:
+            raise UnparseableAnswer(raw, f"unknown subject {subject!r}")
+        if not values:
+            continue
+        concept = Concept(str(keyword), str(item.get("description", "")), kind)
+        out.append((subject, SingleFact(concept, values[-1]) if kind is FactType.SINGLE else MultipleFacts(concept, tuple(values))))
+    return out
+
+
+def _sees(wanted: str, stored: str) -> bool:
+    return stored == wanted or stored == "cross-product:"
+
+
+def _as_facts(recs: list[MemoryRecord]) -> list[Fact]:
+    """Records as Koog facts: one SingleFact per value of a single concept,
+    one MultipleFacts per (concept, subject, scope) of a multiple one."""
+    out: list[Fact] = []
+    groups: dict[tuple[str, str, str], list[MemoryRecord]] = {}
+    for r in recs:
+        md = r.metadata
+        concept = Concept(md["concept"], md.get("concept_description", ""), FactType(md["fact_type"]))
+        if concept.fact_type is FactType.SINGLE:
+            out.append(SingleFact(concept, r.value or "", r.updated_at))
+            continue
+        key = (md["concept"], md["subject"], md["scope"])
+        if key not in groups:
+            groups[key] = []
+            out.append(key)  # placeholder, keeps the order of first appearance
+        groups[key].append(r)
+    final: list[Fact] = []
+    for item in out:
+        if isinstance(item, tuple):
+            rs = groups[item]
+            md = rs[0].metadata
+            concept = Concept(md["concept"], md.get("concept_description", ""), FactType.MULTIPLE)
+            final.append(MultipleFacts(concept, tuple(r.value or "" for r in rs), max(r.updated_at for r in rs)))
+        else:
+            final.append(item)
+    return final
+
+
+class NoMemory:
+    """Koog's default provider when none is configured: keeps nothing."""
+
+    def save(self, fact: Fact, subject: MemorySubject, scope: MemoryScope, *, now: datetime | None = None) -> list[str]:
+        return []
+
+    def load(self, concept: Concept, subjects, scope: MemoryScope | None = None) -> list[Fact]:
+        return []
+
+    def load_all(self, subjects, scope: MemoryScope | None = None) -> list[Fact]:
+        return []
+
+    def load_by_description(self, description: str, subjects, scope: MemoryScope | None = None, **_: object) -> list[Fact]:
+        return []

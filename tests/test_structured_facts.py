@@ -1,0 +1,94 @@
+"""Koog's structured facts on the engine (issue 10): concepts SINGLE and
+MULTIPLE, subjects with priority, scopes, load / load_all /
+load_by_description, a no-memory provider, detection through an injected
+model; the facts are ordinary memories (recalled, superseded, forgotten)."""
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+
+from naia_memory import EngineConfig, LocalStore, MemorySystem
+from naia_memory.embedders import HashingEmbedder
+from naia_memory.llm.client import ScriptedLLM
+from naia_memory.llm.extractor import UnparseableAnswer
+from naia_memory.structured import (
+    EVERYTHING, MACHINE, USER, Concept, FactType, MemoryScope, MemorySubject, MultipleFacts, NoMemory, SingleFact,
+    StructuredMemory,
+)
+
+LANG = Concept("preferred-language", "What programming language is preferred by the user?", FactType.SINGLE)
+KNOWN = Concept("known-languages", "Languages the user knows", FactType.MULTIPLE)
+APP = MemoryScope.product("my-app")
+
+
+@pytest.fixture
+def memory(tmp_path, tokenizer):
+    m = MemorySystem(store=LocalStore(tmp_path / "m.json"), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer, config=EngineConfig())
+    yield m, StructuredMemory(m)
+    m.close()
+
+
+def test_single_supersedes_multiple_accumulates(memory, t0):
+    m, sm = memory
+    sm.save(SingleFact(LANG, "Kotlin"), USER, APP, now=t0)
+    new = sm.save(SingleFact(LANG, "Rust"), USER, APP, now=t0 + timedelta(days=1))
+    assert [f.value for f in sm.load(LANG, USER, APP)] == ["Rust"]
+    hist = m.history(memory_id=new[0])
+    assert [h.metadata["status"] for h in hist] == ["superseded", "active"] and hist[0].content.endswith("Kotlin")
+    assert sm.save(SingleFact(LANG, "Rust"), USER, APP, now=t0 + timedelta(days=2)) == []  # reaffirmed, no copy
+    sm.save(MultipleFacts(KNOWN, ("Kotlin", "Python")), USER, APP, now=t0)
+    sm.save(MultipleFacts(KNOWN, ("Python", "Go")), USER, APP, now=t0 + timedelta(days=1))
+    (known,) = sm.load(KNOWN, USER, APP)
+    assert isinstance(known, MultipleFacts) and known.values == ("Kotlin", "Python", "Go")
+    with pytest.raises(ValueError, match="MULTIPLE concept"):
+        sm.save(SingleFact(KNOWN, "C"), USER, APP)
+    with pytest.raises(ValueError, match="non-empty"):
+        sm.save(SingleFact(LANG, " "), USER, APP)
+
+
+def test_most_specific_subject_wins_and_scopes_filter(memory, t0):
+    m, sm = memory
+    team = MemorySubject("team", "the user's team", priority=0)
+    sm.save(SingleFact(LANG, "Java"), team, APP, now=t0)
+    sm.save(SingleFact(LANG, "Kotlin"), USER, APP, now=t0)
+    assert [f.value for f in sm.load(LANG, [team, USER], APP)] == ["Kotlin"]
+    assert [f.value for f in sm.load(LANG, [team], APP)] == ["Java"]
+    sm.save(SingleFact(Concept("os", "Operating system", FactType.SINGLE), "Linux"), MACHINE, MemoryScope.cross_product(), now=t0)
+    sm.save(SingleFact(Concept("editor", "Editor", FactType.SINGLE), "vim"), USER, MemoryScope.product("other-app"), now=t0)
+    seen = {f.concept.keyword: f.value for f in sm.load_all([USER, MACHINE, team], APP)}
+    assert seen == {"preferred-language": "Kotlin", "os": "Linux"}  # cross-product is seen everywhere; other-app is not
+    assert {f.concept.keyword for f in sm.load_all([USER], None)} == {"preferred-language", "editor"}
+    with pytest.raises(ValueError, match="needs a name"):
+        MemoryScope("product")
+    assert EVERYTHING.priority < USER.priority
+
+
+def test_structured_facts_are_memories_recalled_found_by_description_and_forgotten(memory, t0):
+    m, sm = memory
+    (rid,) = sm.save(SingleFact(LANG, "Kotlin"), USER, APP, now=t0)
+    sm.save(SingleFact(Concept("favourite-food", "The user's favourite food", FactType.SINGLE), "bibimbap"), USER, APP, now=t0)
+    assert m.recall(query="which programming language do I prefer", now=t0 + timedelta(hours=1)).contents()[0].endswith("Kotlin")
+    by_desc = sm.load_by_description("programming language", [USER], APP, now=t0 + timedelta(hours=1))
+    assert by_desc and by_desc[0].concept.keyword == "preferred-language"
+    assert any(e["op"] == "SAVE" and rid in e["ids"] for e in m.audit_log())
+    m.forget(memory_id=rid)
+    assert sm.load(LANG, USER, APP) == []
+
+
+def test_detection_through_a_model_and_the_no_memory_provider(memory, t0):
+    m, sm = memory
+    answer = json.dumps([{"subject": "user", "concept": "preferred-language", "description": LANG.description,
+                          "fact_type": "single", "values": ["Scala"]},
+                         {"subject": "machine", "concept": "os", "description": "Operating system", "fact_type": "single",
+                          "values": ["macOS"]}])
+    facts = sm.detect_and_save(["I mostly write Scala these days", "on my Mac"], ScriptedLLM([answer]), [USER, MACHINE], APP, now=t0)
+    assert [f.value for f in facts] == ["Scala", "macOS"]
+    assert [f.value for f in sm.load(LANG, USER, APP)] == ["Scala"]
+    before = len(m.store)
+    with pytest.raises(UnparseableAnswer):
+        sm.detect_and_save(["..."], ScriptedLLM(['[{"subject": "nobody", "concept": "x", "values": ["y"]}]']), [USER], APP, now=t0)
+    assert len(m.store) == before  # nothing saved from an answer that did not parse
+    none = NoMemory()
+    assert none.save(SingleFact(LANG, "Kotlin"), USER, APP) == [] and none.load(LANG, USER, APP) == [] and none.load_all([USER]) == []
