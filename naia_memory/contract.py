@@ -18,6 +18,7 @@ class MemoryKind(str, Enum):
     FACT = "fact"
     EPISODE = "episode"
     REFLECTION = "reflection"
+    SKILL = "skill"  # an outcome of something the agent did (procedural memory)
 
 
 class Role(str, Enum):

@@ -29,6 +29,7 @@ CLASS_DECAY_RATE: dict[str, float] = {
     "episode": 0.03,
     "task_state": 0.2,
     "reflection": 0.01,
+    "skill": 0.005,  # how a task went: kept as long as identity facts
 }
 
 
