@@ -160,3 +160,28 @@ def letta_url(tmp_path_factory):
         proc.wait(timeout=60)
     except subprocess.TimeoutExpired:
         proc.kill()
+
+
+def naia_store(kind: str, folder: Path):
+    """A fresh naia store of ``kind`` in ``folder``: what the engine-level
+    features are checked on (every naia backend where they apply)."""
+    from naia_memory import LocalStore
+
+    if kind == "json":
+        return LocalStore(folder / "m.json")
+    if kind in ("sqlite", "sqlite-vec"):
+        pytest.importorskip("apsw")
+        from naia_memory.stores.sqlite_store import SqliteStore
+
+        return SqliteStore(folder / "m.sqlite", vector_index="matrix" if kind == "sqlite" else "sqlite-vec")
+    if kind == "qdrant":
+        pytest.importorskip("qdrant_client")
+        from naia_memory.stores.qdrant_store import QdrantStore
+
+        return QdrantStore(str(folder / "qdrant"))
+    raise ValueError(kind)
+
+
+def on_disk(folder: Path, *words: str) -> list[str]:
+    """Files under ``folder`` whose bytes hold any of ``words``."""
+    return [p.name for p in sorted(folder.rglob("*")) if p.is_file() for w in words if w.encode("utf-8") in p.read_bytes()]

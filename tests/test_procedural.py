@@ -5,13 +5,18 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from naia_memory import EngineConfig, LocalStore, MemoryKind, MemorySystem
+import pytest
+
+from naia_memory import EngineConfig, MemoryKind, MemorySystem
 from naia_memory.embedders import HashingEmbedder
 from naia_memory.procedural import ProceduralMemory
 
+from .conftest import naia_store
 
-def test_corrective_recall_after_a_failure(tmp_path, tokenizer, t0):
-    m = MemorySystem(store=LocalStore(tmp_path / "m.json"), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer, config=EngineConfig())
+
+@pytest.mark.parametrize("kind", ["json", "sqlite", "qdrant"])
+def test_corrective_recall_after_a_failure(tmp_path, tokenizer, t0, kind):
+    m = MemorySystem(store=naia_store(kind, tmp_path), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer, config=EngineConfig())
     pm = ProceduralMemory(m)
     pm.record("deploy", success=True, context="staging", approach="rsync", now=t0)
     fail = pm.record("deploy", success=False, context="prod", approach="rsync", detail="permission denied on /srv", now=t0 + timedelta(days=1))
@@ -29,7 +34,7 @@ def test_corrective_recall_after_a_failure(tmp_path, tokenizer, t0):
     # outcomes are memories: recalled with the rest, kept across reopening, forgettable
     assert any("permission denied" in c for c in m.recall(query="deploy permission denied", now=t0 + timedelta(days=4)).contents())
     m.close()
-    m = MemorySystem(store=LocalStore(tmp_path / "m.json"), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer, config=EngineConfig())
+    m = MemorySystem(store=naia_store(kind, tmp_path), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer, config=EngineConfig())
     pm = ProceduralMemory(m)
     assert pm.report("deploy", "prod").last_failure.id == fail
     assert m.memories(kinds=[MemoryKind.SKILL])[0].kind is MemoryKind.SKILL

@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-from naia_memory import EngineConfig, LocalStore, MemorySystem
+from naia_memory import EngineConfig, MemorySystem
 from naia_memory.embedders import HashingEmbedder
 from naia_memory.llm.client import ScriptedLLM
 from naia_memory.llm.extractor import UnparseableAnswer
@@ -18,14 +18,16 @@ from naia_memory.structured import (
     StructuredMemory,
 )
 
+from .conftest import naia_store
+
 LANG = Concept("preferred-language", "What programming language is preferred by the user?", FactType.SINGLE)
 KNOWN = Concept("known-languages", "Languages the user knows", FactType.MULTIPLE)
 APP = MemoryScope.product("my-app")
 
 
-@pytest.fixture
-def memory(tmp_path, tokenizer):
-    m = MemorySystem(store=LocalStore(tmp_path / "m.json"), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer, config=EngineConfig())
+@pytest.fixture(params=["json", "sqlite", "qdrant"])
+def memory(request, tmp_path, tokenizer):
+    m = MemorySystem(store=naia_store(request.param, tmp_path), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer, config=EngineConfig())
     yield m, StructuredMemory(m)
     m.close()
 
