@@ -12,8 +12,6 @@ to them. Names and semantics follow the Koog documentation
 """
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
@@ -21,7 +19,6 @@ from typing import TYPE_CHECKING, Iterable, Sequence, Union
 
 from .contract import MemoryKind
 from .llm.client import ChatClient
-from .llm.extractor import UnparseableAnswer
 from .records import ACTIVE, MemoryRecord, ensure_aware
 from .stores.port import RecordFilter
 
@@ -237,50 +234,18 @@ class StructuredMemory:
         """Koog's automatic fact detection: the model reads the conversation
         and names concepts and values per subject; each is saved. An answer
         that does not parse saves nothing and raises."""
+        from .llm.fact_detector import DETECT_PROMPT, parse_detected  # it builds these classes: imported late
+
         subs = {s.name: s for s in subjects}
         listing = "\n".join(f"- {s.name}: {s.description}" for s in subjects)
         raw = client.complete([
             {"role": "system", "content": DETECT_PROMPT + "\nSubjects:\n" + listing},
             {"role": "user", "content": "\n".join(turns)},
         ])
-        facts = _parse_detected(raw, subs)
+        facts = parse_detected(raw, subs)
         for subject, fact in facts:
             self.save(fact, subs[subject], scope, now=now)
         return [f for _, f in facts]
-
-
-DETECT_PROMPT = (
-    "Find lasting facts in the conversation. Answer JSON only: a list of objects "
-    '{"subject": <one of the subjects below>, "concept": <short keyword>, "description": <what the concept is>, '
-    '"fact_type": "single" or "multiple", "values": [<strings>]}. An empty list when there is none.'
-)
-
-
-def _parse_detected(raw: str, subjects: dict[str, MemorySubject]) -> list[tuple[str, Fact]]:
-    text = raw.strip()
-    fence = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
-    text = fence.group(1).strip() if fence else text
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        raise UnparseableAnswer(raw, "not JSON") from None
-    if not isinstance(data, list):
-        raise UnparseableAnswer(raw, "expected a list")
-    out: list[tuple[str, Fact]] = []
-    for item in data:
-        try:
-            subject, keyword = item["subject"], item["concept"]
-            kind = FactType(str(item.get("fact_type", "single")).lower())
-            values = [str(v) for v in item["values"]]
-        except (KeyError, TypeError, ValueError) as e:
-            raise UnparseableAnswer(raw, f"bad fact {item!r}: {e}") from None
-        if subject not in subjects:
-            raise UnparseableAnswer(raw, f"unknown subject {subject!r}")
-        if not values:
-            continue
-        concept = Concept(str(keyword), str(item.get("description", "")), kind)
-        out.append((subject, SingleFact(concept, values[-1]) if kind is FactType.SINGLE else MultipleFacts(concept, tuple(values))))
-    return out
 
 
 def _sees(wanted: str, stored: str) -> bool:

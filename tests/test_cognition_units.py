@@ -8,7 +8,7 @@ import pytest
 
 from naia_memory.cognition import importance as imp
 from naia_memory.cognition.bm25 import BM25Index, bm25_term, idf
-from naia_memory.cognition.decay import DecayParams, decay_rate, retention, should_archive
+from naia_memory.cognition.decay import decay_rate, retention, should_archive
 from naia_memory.cognition.graph import EntityGraph, spreading_activation
 from naia_memory.cognition.mmr import mmr
 from naia_memory.recall.fusion import rrf_fusion
