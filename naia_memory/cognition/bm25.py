@@ -165,35 +165,45 @@ class BM25Index:
         if not common or not rare:
             return None
         bound = sum(idf(n, p.live) * (self.k1 + 1.0) for _, p in common)
-        reached = np.zeros(len(self._ids), dtype=bool)  # a scatter and a scan: cheaper than np.unique of the postings
+        avg = self._total_len / n
+        partial = np.zeros(len(self._ids), dtype=np.float64)  # what the rare terms alone give (a lower bound)
         for _, p in rare:
-            reached[p.rows[: p.n]] = True
-        cand = np.flatnonzero(reached)
+            rows = p.rows[: p.n]
+            partial[rows] += self._term_scores(p, rows, p.tfs[: p.n], n, avg)
+        cand = np.flatnonzero(partial)
         if self._dead:
             cand = cand[self._alive[cand]]
         if tags is not None:
             cand = cand[np.isin(self._tag[cand], tags)]
-        if len(cand) == 0:
+        if len(cand) < k:
             return None
-        avg = self._total_len / n
+        lower = partial[cand]
+        kth = np.partition(lower, len(lower) - k)[len(lower) - k]  # the k-th best final score is at least this
+        if kth <= bound:  # a document only common terms reach could still rank: score every posting
+            return None
+        cand = cand[lower + bound >= kth]  # the rest cannot reach the top k even with every common term
         total = np.zeros(len(cand), dtype=np.float64)
-        for _, p in terms:
+        for _, p in terms:  # exact scores, summed in the full path's term order
             rows = p.rows[: p.n]
             at = np.minimum(np.searchsorted(rows, cand), p.n - 1)
             found = rows[at] == cand
             tf = np.where(found, p.tfs[at], 0.0)
             total = total + np.where(found, self._term_scores(p, cand, tf, n, avg), 0.0)
+        width = min(len(cand), max(4 * k, 64))
+        top = np.argpartition(-total, width - 1)[:width] if width < len(cand) else np.arange(len(cand))
+        cut = total[top].min()
+        top = np.flatnonzero(total >= cut)  # ties at the cut stay in
         ids = self._ids
-        order = sorted(zip((-total).tolist(), [ids[r] for r in cand.tolist()]))
+        order = sorted(zip((-total[top]).tolist(), [ids[r] for r in cand[top].tolist()]))
         hits = []
         for neg, d in order:
-            if -neg <= bound:  # from here a document no rare term reached could rank higher
+            if -neg < kth:  # every document scoring kth or more is here; below it, not every one is
                 return None
             if keep(d):
                 hits.append((d, -neg))
                 if len(hits) == k:
                     return hits
-        return None
+        return None  # keep() turned too many away: the full path goes deeper
 
     def scores(self, query_tokens: Iterable[str], allowed: set[str] | None = None) -> dict[str, float]:
         acc = self._accumulate(query_tokens)
