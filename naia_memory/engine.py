@@ -42,7 +42,7 @@ from .ownership import OwnerControls
 from .memory_index import MemoryIndex
 from .recall.context import index_text
 from .recall.pipeline import RecallPipeline
-from .validate import check_content, check_query, role_name
+from .validate import check_content, check_kinds, check_metadata, check_name, check_query, role_name
 from .records import ACTIVE, ARCHIVED, SUPERSEDED, content_id, ensure_aware
 from .stores.port import RecordFilter, StoragePort
 
@@ -161,6 +161,9 @@ class MemorySystem(OwnerControls):
     ) -> EncodeResult:
         """Store one turn as an episode if it passes the importance gate."""
         check_content(content)
+        check_name(session, "session", optional=True)
+        check_name(project, "project")
+        metadata = check_metadata(metadata)
         role_s = _role(role)
         now = ensure_aware(now)
         with self._lock:
@@ -176,9 +179,15 @@ class MemorySystem(OwnerControls):
         turn in order, but one embedder call per ``batch_size`` turns and one
         commit. Every turn is checked before anything is stored, and a failure
         part-way leaves the memory as it was before the call."""
+        check_name(project, "project")
         items = [as_turn(t) for t in turns]
-        for t in items:
-            check_content(t.content)
+        for i, t in enumerate(items):
+            try:
+                check_content(t.content)
+                check_name(t.session, "session", optional=True)
+                check_metadata(t.metadata)
+            except ValueError as e:
+                raise ValueError(f"turn {i}: {e}") from None
         roles = [_role(t.role) for t in items]
         nows = [ensure_aware(t.now) for t in items]
         if batch_size <= 0:
@@ -246,8 +255,9 @@ class MemorySystem(OwnerControls):
         kinds: Sequence[MemoryKind] | None = None,
     ) -> RecallResult:
         """Hybrid recall of what is currently believed; strengthens what it returns."""
+        check_name(project, "project")
         now = ensure_aware(now)
-        flt = RecordFilter(project=project, kinds=tuple(kinds) if kinds else None, statuses=(ACTIVE,), created_before=now)
+        flt = RecordFilter(project=project, kinds=check_kinds(kinds), statuses=(ACTIVE,), created_before=now)
         return self._recall(query, top_k, flt, now, strengthen=self.config.strengthen)
 
     def recall_many(
@@ -261,10 +271,13 @@ class MemorySystem(OwnerControls):
     ) -> list[RecallResult]:
         """``recall`` for each query in order (each strengthens what it
         returns before the next runs), with the queries embedded up front."""
+        if isinstance(queries, str) or not isinstance(queries, Sequence):
+            raise ValueError("queries must be a list of strings")
         for q in queries:
             check_query(q, top_k)
+        check_name(project, "project")
         now = ensure_aware(now)
-        flt = RecordFilter(project=project, kinds=tuple(kinds) if kinds else None, statuses=(ACTIVE,), created_before=now)
+        flt = RecordFilter(project=project, kinds=check_kinds(kinds), statuses=(ACTIVE,), created_before=now)
         embed_many = getattr(self.embedder, "embed_queries", None)
         needs_vector = self.config.vector or self.config.mmr
         if needs_vector and embed_many is not None:
@@ -277,6 +290,7 @@ class MemorySystem(OwnerControls):
 
     def recall_at(self, *, query: str, at: datetime, top_k: int = 10, project: str = "default") -> RecallResult:
         """What was believed at ``at``: superseded facts count if valid then. Read-only."""
+        check_name(project, "project")
         at = ensure_aware(at)
         flt = RecordFilter(project=project, statuses=(ACTIVE, SUPERSEDED), created_before=at, valid_at=at)
         return self._recall(query, top_k, flt, at, strengthen=False)

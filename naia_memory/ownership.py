@@ -19,7 +19,7 @@ from .forgetting import forget_closure, give_back_edges, unlink
 from .hits import to_hit
 from .records import ACTIVE, MemoryRecord, ensure_aware
 from .stores.port import RecordFilter
-from .validate import check_query
+from .validate import check_content, check_kinds, check_name, check_query
 
 
 class VerifierRequired(RuntimeError):
@@ -55,6 +55,7 @@ class OwnerControls:
 
     def edit(self, *, memory_id: str, content: str, now: datetime | None = None) -> str:
         """A user's correction: a new version supersedes the old (auditable)."""
+        check_content(content)
         now = ensure_aware(now)
         with self._lock:
             old = self._require(memory_id)
@@ -81,6 +82,8 @@ class OwnerControls:
         so the words leave the disk now. Returns how many memories went."""
         if sum(x is not None and x is not False for x in (memory_id, project, everything or None)) != 1:
             raise ValueError("forget needs exactly one of memory_id=, project= or everything=True")
+        if project is not None:
+            check_name(project, "project")
         with self._lock:
             self._check_open()
             refresh = getattr(self.store, "refresh", None)
@@ -131,7 +134,8 @@ class OwnerControls:
     def memories(self, *, project: str | None = "default", kinds: Sequence[MemoryKind] | None = None,
                  include_inactive: bool = False) -> list[RecallHit]:
         """Every memory, oldest first (``project=None``: every project)."""
-        flt = RecordFilter(project=project, kinds=tuple(kinds) if kinds else None, statuses=None if include_inactive else (ACTIVE,))
+        check_name(project, "project", optional=True)
+        flt = RecordFilter(project=project, kinds=check_kinds(kinds), statuses=None if include_inactive else (ACTIVE,))
         return [to_hit(r, 0.0) for r in sorted(self.store.records(flt), key=lambda r: (r.created_at, r.id))]
 
     def forget_about(self, *, request: str, project: str = "default", now: datetime | None = None,
