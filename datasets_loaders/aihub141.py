@@ -104,7 +104,8 @@ def _zip_members(path: Path) -> Iterator[tuple[str, bytes]]:
                 yield f"{path.name}:{info.filename.lstrip('/')}", zf.read(info)
 
 
-def _sources(path: Path, level: int | None, split: str | None) -> Iterator[tuple[str, bytes]]:
+def _sources(path: Path, level: int | None, split: str | None,
+             skipped: dict[str, list[str]] | None = None) -> Iterator[tuple[str, bytes]]:
     if path.is_file() and path.suffix == ".zip":
         yield from _zip_members(path)
     elif path.is_file():
@@ -115,8 +116,12 @@ def _sources(path: Path, level: int | None, split: str | None) -> Iterator[tuple
         for z in zips:
             m = _LEVEL.search(z.name)
             if level is not None and (not m or int(m.group(1)) != level):
+                if skipped is not None:
+                    skipped.setdefault(f"archives not of level={level}", []).append(z.name)
                 continue
             if wanted and not z.name.startswith(wanted):
+                if skipped is not None:
+                    skipped.setdefault(f"archives not of split={split!r}", []).append(z.name)
                 continue
             yield from _zip_members(z)
         for f in sorted(path.rglob("*.json")):
@@ -134,7 +139,10 @@ def load_aihub141(path: str | Path, *, level: int | None = None, split: str | No
     """
     path = Path(path).expanduser()
     n = 0
-    for source, raw in _sources(path, level, split):
+    skipped: dict[str, list[str]] = {}
+    files = found = 0
+    for source, raw in _sources(path, level, split, skipped):
+        files += 1
         try:
             doc = json.loads(raw.decode("utf-8-sig"))
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
@@ -142,9 +150,18 @@ def load_aihub141(path: str | Path, *, level: int | None = None, split: str | No
         docs: Iterable[dict] = doc if isinstance(doc, list) else [doc]
         for d in docs:
             conv = parse_conversation(d, source)
-            if conv is None or (level is not None and len(conv.sessions) != level):
+            if conv is None:
+                skipped.setdefault("conversations with fewer than 2 sessions (or not a conversation)", []).append(source)
+                continue
+            found += 1
+            if level is not None and len(conv.sessions) != level:
+                skipped.setdefault(f"conversations with a session count other than level={level}", []).append(source)
                 continue
             yield conv
             n += 1
             if limit is not None and n >= limit:
                 return
+    if n == 0:  # an empty selection is a mistake to name, not a table of zeros
+        why = "; ".join(f"{len(v)} {k} (e.g. {v[0]})" for k, v in skipped.items()) or "nothing was filtered out"
+        raise DatasetError(f"no conversation selected from {path} (level={level}, split={split!r}): {files} JSON files "
+                           f"read, {found} conversations found; skipped: {why}")

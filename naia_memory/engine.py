@@ -363,6 +363,10 @@ class MemorySystem(OwnerControls):
             else:
                 raise NotImplementedError(f"{type(self.store).__name__} cannot write an encrypted backup; "
                                           "the JSON store (LocalStore) can")
+            note = getattr(self.store, "note_backup", None)
+            if note is not None:  # a later forget rewrites this copy too
+                note(str(dest.resolve()), passphrase is not None)
+                self.store.commit()
             return str(dest)
 
     @classmethod

@@ -7,8 +7,10 @@ recall pipeline, and keeps these jobs out of the engine's own file.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Sequence
 
 from .audit import describe, query_log
@@ -20,6 +22,9 @@ from .hits import to_hit
 from .records import ACTIVE, MemoryRecord, ensure_aware
 from .stores.port import RecordFilter
 from .validate import check_content, check_kinds, check_name, check_query
+
+
+log = logging.getLogger("naia_memory")
 
 
 class VerifierRequired(RuntimeError):
@@ -116,7 +121,30 @@ class OwnerControls:
             self.store.append_log([{"op": "FORGET", "ids": sorted(gone), "at": ensure_aware(None).isoformat()}])
             self.store.commit()
             self.store.erase_freed()
+            self._forget_in_backups()
             return gone
+
+    def _forget_in_backups(self) -> None:
+        """Backups this store wrote are rewritten from it, so what was
+        forgotten leaves them too; one encrypted under its own passphrase
+        cannot be rewritten without it, and is named in the log and a warning."""
+        refreshed, stale = [], []
+        for b in getattr(self.store, "backups", lambda: [])():
+            path = b.get("path", "")
+            if not Path(path).exists():
+                continue
+            if b.get("sealed_separately"):
+                stale.append(path)
+                continue
+            self.store.backup_to(path)
+            refreshed.append(path)
+        if stale:
+            log.warning("forget: these backups are encrypted under their own passphrase and still hold what was "
+                        "forgotten; delete them or back up again: %s", ", ".join(stale))
+        if refreshed or stale:
+            self.store.append_log([{"op": "BACKUPS", "refreshed": refreshed, "stale": stale,
+                                    "at": ensure_aware(None).isoformat()}])
+            self.store.commit()
 
     def audit_log(self, *, op: str | Sequence[str] | None = None, since: datetime | None = None, until: datetime | None = None,
                   reason: str | None = None, min_distance: float | None = None, max_distance: float | None = None,

@@ -52,6 +52,11 @@ def test_loader_reads_zip_folder_and_single_file(tmp_path):
     files = write_synthetic(tmp_path / "loose", 2, level=3)
     assert files[0].name.startswith("K3-") and len(list(load_aihub141(tmp_path / "loose"))) == 2
     assert len(list(load_aihub141(files[0]))) == 1
+    # an empty selection is an error that says what was filtered out, not a table of zeros
+    with pytest.raises(DatasetError, match=r"no conversation selected.*2 archives not of split='training'.*VL_session2.zip"):
+        list(load_aihub141(root, split="training"))
+    with pytest.raises(DatasetError, match=r"session count other than level=4"):
+        list(load_aihub141(tmp_path / "loose", level=4))
 
 
 def test_loader_skips_single_session_and_names_bad_files(tmp_path):

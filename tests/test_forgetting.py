@@ -47,6 +47,7 @@ def _fill(m: MemorySystem, t0) -> None:
         m.encode(content=text, now=t0 + timedelta(minutes=i))
     m.consolidate(now=t0 + timedelta(hours=1))
     m.recall(query=f"Where do I live? {SECRET}", now=t0 + timedelta(hours=2))  # strengthens, reinforces the graph
+    m.backup(path=str(m.store.path) + ".backup")  # a copy the store made: the forget must reach it too
 
 
 @pytest.mark.parametrize("kind", ["json", "sqlite", "sqlite-vec"])
@@ -159,3 +160,17 @@ def test_other_naia_backends_erase_too(name, mode, tmp_path, t0):
     assert _leaks(tmp_path) == []
     p.close()
     assert _leaks(tmp_path) == []
+
+
+def test_a_backup_under_its_own_passphrase_is_named_not_silently_kept(tmp_path, tokenizer, t0, caplog):
+    pytest.importorskip("cryptography")
+    m = _system("json", tmp_path, tokenizer)
+    _fill(m, t0)
+    sealed = tmp_path / "elsewhere.json"
+    m.backup(path=str(sealed), passphrase="its own passphrase")
+    with caplog.at_level("WARNING", logger="naia_memory"):
+        m.forget(everything=True)
+    entry = [e for e in m.audit_log() if e["op"] == "BACKUPS"][-1]
+    assert entry["stale"] == [str(sealed.resolve())] and str(sealed.resolve()) in caplog.text
+    assert [p for p in _leaks(tmp_path) if not p.startswith("elsewhere")] == []  # the plain backup was rewritten
+    m.close()

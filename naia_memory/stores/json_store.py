@@ -324,6 +324,15 @@ class LocalStore:
             self._cache.reset_vectors(0, dim)
             self._rewrite = True
 
+    def note_backup(self, dest: str, sealed_separately: bool) -> None:
+        """Remember a backup this store wrote, so a forget can reach it too."""
+        kept = [b for b in self._meta.get("backups", []) if b.get("path") != dest]
+        self._meta["backups"] = kept + [{"path": dest, "sealed_separately": bool(sealed_separately)}]
+        self._rewrite = True
+
+    def backups(self) -> list[dict[str, Any]]:
+        return [dict(b) for b in self._meta.get("backups", [])]
+
     def rebind_embedder(self, name: str, dim: int) -> None:
         """For re-indexing: forget the old vectors' embedder and shape."""
         self._meta["embedder"] = {"name": name, "dim": int(dim)}

@@ -360,6 +360,14 @@ class SqliteStore:
     def keyword_top_k(self, tokens: Sequence[str], k: int, flt: RecordFilter) -> list[tuple[str, float]]:
         return self._bm25.ranked(tokens, lambda i: flt.matches(self._cache.records[i]), k, kind_tags(flt))
 
+    def note_backup(self, dest: str, sealed_separately: bool) -> None:
+        """Remember a backup this store wrote, so a forget can reach it too."""
+        kept = [b for b in self.backups() if b.get("path") != dest]
+        self._meta_set("backups", kept + [{"path": dest, "sealed_separately": bool(sealed_separately)}])
+
+    def backups(self) -> list[dict[str, Any]]:
+        return list(self._meta_get("backups") or [])
+
     def backup_to(self, dest: str) -> None:
         """A consistent copy through SQLite's online backup API (WAL included)."""
         import apsw
