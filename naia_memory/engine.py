@@ -38,7 +38,7 @@ from .llm.forget_verifier import ForgetVerifier
 from .consolidation import Consolidator
 from .encoding import Encoder
 from .hits import to_hit
-from .ownership import OwnerControls
+from .ownership import OwnerControls, locked
 from .memory_index import MemoryIndex
 from .recall.context import index_text
 from .recall.pipeline import RecallPipeline
@@ -346,6 +346,7 @@ class MemorySystem(OwnerControls):
                 self.store.commit()
         return n
 
+    @locked
     def strength(self, memory_id: str, *, now: datetime | None = None) -> float:
         r = self._require(memory_id)
         return retention(r.memory_class, r.importance, r.recall_count, r.last_accessed, ensure_aware(now), self.config.decay_params)

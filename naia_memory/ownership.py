@@ -7,6 +7,7 @@ recall pipeline, and keeps these jobs out of the engine's own file.
 """
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import replace
 from datetime import datetime
@@ -27,11 +28,24 @@ from .validate import check_content, check_kinds, check_name, check_query
 log = logging.getLogger("naia_memory")
 
 
+def locked(fn):
+    """Run a read under the engine lock: on SQLite every path shares one
+    connection, and a read racing a write in another thread raised and left
+    phantom records (issue 11)."""
+    @functools.wraps(fn)
+    def under_lock(self, *args, **kwargs):
+        with self._lock:
+            self._check_open()
+            return fn(self, *args, **kwargs)
+    return under_lock
+
+
 class VerifierRequired(RuntimeError):
     """A deletion by description was asked for without a verifier model."""
 
 
 class OwnerControls:
+    @locked
     def get(self, memory_id: str) -> RecallHit | None:
         r = self.store.get(memory_id)
         return to_hit(r, 0.0) if r else None
@@ -42,6 +56,7 @@ class OwnerControls:
             raise KeyError(f"no memory with id {memory_id!r}")
         return r
 
+    @locked
     def history(self, *, memory_id: str) -> list[RecallHit]:
         """Every version of a fact, oldest first, following supersede links."""
         r = self._require(memory_id)
@@ -53,6 +68,7 @@ class OwnerControls:
             chain.append(r)
         return [to_hit(x, 0.0) for x in chain]
 
+    @locked
     def facts(self, *, project: str = "default", include_inactive: bool = False) -> list[RecallHit]:
         statuses = None if include_inactive else (ACTIVE,)
         recs = self.store.records(RecordFilter(project=project, kinds=(MemoryKind.FACT,), statuses=statuses))
@@ -146,6 +162,7 @@ class OwnerControls:
                                     "at": ensure_aware(None).isoformat()}])
             self.store.commit()
 
+    @locked
     def audit_log(self, *, op: str | Sequence[str] | None = None, since: datetime | None = None, until: datetime | None = None,
                   reason: str | None = None, min_distance: float | None = None, max_distance: float | None = None,
                   memory_id: str | None = None) -> list[dict[str, Any]]:
@@ -154,11 +171,13 @@ class OwnerControls:
         return query_log(self.store.log(), op=op, since=since, until=until, reason=reason, min_distance=min_distance,
                          max_distance=max_distance, memory_id=memory_id)
 
+    @locked
     def show(self, *, memory_id: str) -> dict[str, Any]:
         """One memory with the turns it came from and every decision about it."""
         r = self._require(memory_id)
         return describe(r, [self.store.get(p) for p in r.provenance], self.store.log())
 
+    @locked
     def memories(self, *, project: str | None = "default", kinds: Sequence[MemoryKind] | None = None,
                  include_inactive: bool = False) -> list[RecallHit]:
         """Every memory, oldest first (``project=None``: every project)."""
@@ -190,5 +209,6 @@ class OwnerControls:
                 return []
             return sorted(self._forget_ids(chosen))
 
+    @locked
     def neighbors(self, *, entity: str, limit: int = 10) -> list[tuple[str, float]]:
         return self.store.graph.neighbors(entity, limit)

@@ -73,7 +73,9 @@ class ProceduralMemory:
 
     def outcomes(self, skill: str, context: str | None = None) -> list[MemoryRecord]:
         flt = RecordFilter(project=self.project, kinds=(MemoryKind.SKILL,), statuses=(ACTIVE,))
-        recs = [r for r in self.system.store.records(flt) if r.metadata.get("skill") == skill
+        with self.system._lock:
+            every = list(self.system.store.records(flt))
+        recs = [r for r in every if r.metadata.get("skill") == skill
                 and (context is None or r.metadata.get("context") == context)]
         return sorted(recs, key=lambda r: (r.created_at, r.id))
 

@@ -180,7 +180,9 @@ class StructuredMemory:
     def _records(self, keyword: str | None, subject: str | None, scope: str | None, *, exact_scope: bool = False) -> list[MemoryRecord]:
         flt = RecordFilter(project=self.project, kinds=(MemoryKind.FACT,), statuses=(ACTIVE,))
         out = []
-        for r in self.system.store.records(flt):
+        with self.system._lock:
+            recs = list(self.system.store.records(flt))
+        for r in recs:
             md = r.metadata
             if not md.get("structured") or (keyword is not None and md.get("concept") != keyword):
                 continue
@@ -223,7 +225,8 @@ class StructuredMemory:
         subs = {s.name for s in ([subjects] if isinstance(subjects, MemorySubject) else subjects)}
         now = ensure_aware(now)
         flt = RecordFilter(project=self.project, kinds=(MemoryKind.FACT,), statuses=(ACTIVE,), created_before=now)
-        ranked, _ = self.system.pipeline.run(description, max(top_k * 4, 20), flt, now)
+        with self.system._lock:
+            ranked, _ = self.system.pipeline.run(description, max(top_k * 4, 20), flt, now)
         hits = [r for r, *_ in ranked if r.metadata.get("structured") and r.metadata.get("subject") in subs
                 and (scope is None or _sees(scope.key(), r.metadata.get("scope", "")))]
         return _as_facts(hits[:top_k])
