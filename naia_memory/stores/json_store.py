@@ -15,6 +15,8 @@ One process writes a store at a time (``<file>.lock``).
 from __future__ import annotations
 
 import base64
+import binascii
+import hashlib
 import json
 import os
 import tempfile
@@ -88,6 +90,11 @@ def private_copy(src: str, dest: str) -> None:
         shutil.copyfileobj(f, out)
         out.flush()
         os.fsync(out.fileno())
+
+
+def _checksum(text: str) -> str:
+    """sha256 of the snapshot text as it was before its checksum field was appended."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class LocalStore:
@@ -164,13 +171,28 @@ class LocalStore:
             doc = json.loads(raw)
         except ValueError as e:  # not UTF-8, or not JSON
             raise StoreError(f"{path} is not valid JSON ({e}); the file was left untouched") from e
-        if doc.get("format") != FORMAT:
-            raise StoreError(f"{path} is not a naia-memory store (format={doc.get('format')!r})")
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            raise StoreError(f"{path} is not a naia-memory store (format={doc.get('format') if isinstance(doc, dict) else None!r})")
         if doc.get("schema_version", 0) > SCHEMA_VERSION:
             raise StoreError(f"{path} has schema {doc['schema_version']}, newer than this library ({SCHEMA_VERSION})")
+        stored = doc.pop("checksum", None)
+        if stored is not None and (not isinstance(stored, str) or not raw.endswith(f',"checksum":"{stored}"}}')
+                                   or _checksum(raw[: -len(f',"checksum":"{stored}"}}')] + "}") != stored):
+            raise StoreError(f"{path} is damaged: its checksum does not match its content; the file was left untouched "
+                             "(restore a backup)")
+        try:
+            self._load_doc(path, doc, len(raw))
+        except StoreError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError, binascii.Error) as e:  # a damaged file without a checksum
+            raise StoreError(f"{path} is damaged ({type(e).__name__}: {e}); the file was left untouched") from e
+
+    def _load_doc(self, path: Path, doc: dict[str, Any], size: int) -> None:
+        if not isinstance(doc.get("records", []), list) or not isinstance(doc.get("log", []), list):
+            raise StoreError(f"{path} is damaged: 'records' and 'log' must be lists; the file was left untouched")
         self._meta = {k: v for k, v in doc.items() if k not in ("records", "graph", "log", "journal_seq", "saved_at")}
         self._seq = int(doc.get("journal_seq", 0))
-        self._snapshot_bytes = len(raw)
+        self._snapshot_bytes = size
         dim = (self._meta.get("embedder") or {}).get("dim")
         items = doc.get("records", [])
         self._cache.reset_vectors(len(items), dim or 0)
@@ -180,7 +202,11 @@ class LocalStore:
             rec = MemoryRecord.from_json(item)
             if vec is None or dim is None:
                 raise StoreError(f"{path}: record {rec.id} has no embedding or the store has no embedder entry")
-            self._cache.add(rec, decode_vector(vec, dim))
+            try:
+                v = decode_vector(vec, dim)
+            except StoreError as e:
+                raise StoreError(f"{path} is damaged: record {rec.id}: {e}; the file was left untouched") from None
+            self._cache.add(rec, v)
             self._bm25.add(rec.id, rec.tokens, kind_tag(rec.kind))
         self.graph = EntityGraph.from_json(doc.get("graph", []))
         self._log = list(doc.get("log", []))
@@ -244,7 +270,10 @@ class LocalStore:
         doc["records"] = records
         doc["graph"] = self.graph.to_json()
         doc["log"] = self._log
-        return json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+        doc.pop("checksum", None)
+        text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+        # the last key: sha256 of everything before it, so a flipped byte anywhere is caught on load
+        return f'{text[:-1]},"checksum":"{_checksum(text)}"}}'
 
     def _pending_ops(self) -> list[dict[str, Any]]:
         ops: list[dict[str, Any]] = []

@@ -110,8 +110,18 @@ class SqliteStore:
         # secure_delete: a forgotten memory's text is overwritten in the file, not left in free pages
         # one statement each, results read: apsw runs a multi-statement string
         # lazily, so a pragma after one that returns a row never ran
-        for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON", "secure_delete=ON"):
-            list(self.db.execute(f"PRAGMA {pragma}"))
+        try:
+            for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON", "secure_delete=ON"):
+                list(self.db.execute(f"PRAGMA {pragma}"))
+            check = [r[0] for r in self.db.execute("PRAGMA quick_check")]  # integrity, O(file), on every open
+        except apsw.Error as e:
+            self.db.close()
+            raise StoreError(f"{self.path} is not a readable SQLite store ({type(e).__name__}: {e}); "
+                             "the file was left untouched") from e
+        if check != ["ok"]:
+            self.db.close()
+            raise StoreError(f"{self.path} is damaged (quick_check: {'; '.join(map(str, check[:3]))}); "
+                             "the file was left untouched (restore a backup)")
         self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         self._in_txn = False
         self._cache = RecordCache()
