@@ -130,8 +130,15 @@ class MemorySystem(OwnerControls):
                 return rid
 
     def _check_open(self) -> None:
+        """Every call passes here under the lock: refuse a closed system, and
+        catch up with what another process wrote to a shared SQLite file (so a
+        recall sees it and an id is never reused)."""
         if self._closed:
             raise RuntimeError("this MemorySystem is closed")
+        changed = getattr(self.store, "changed_elsewhere", None)
+        if changed is not None and changed():
+            self.store.refresh()
+            self.index.rebuild(self.store.records())
 
     def _commit(self) -> None:
         if getattr(self.store, "autosave", True):

@@ -136,6 +136,7 @@ class SqliteStore:
         self._sealer: Sealer | None = None
         self._open_sealer(passphrase)
         self._load()
+        self._seen_version = self._data_version()
 
     # ---- encryption -------------------------------------------------------------
     def _open_sealer(self, passphrase: str | None) -> None:
@@ -421,6 +422,16 @@ class SqliteStore:
         self._by_rowid.clear()
         self._bm25 = BM25Index()
         self._load()
+        self._seen_version = self._data_version()
+
+    def _data_version(self) -> int:
+        return int(list(self.db.execute("PRAGMA data_version"))[0][0])
+
+    def changed_elsewhere(self) -> bool:
+        """True when another connection (another process) committed since this
+        one last read the file: SQLite's data_version moves only for others'
+        commits. Inside our own write transaction nobody else can have."""
+        return not self._in_txn and self._data_version() != self._seen_version
 
     def erase_freed(self) -> None:
         """With ``secure_delete`` a deleted row's bytes are zeroed, but FTS5

@@ -1,0 +1,55 @@
+"""Several processes on one SQLite store (issue 11): none loses another's
+writes, and a process sees what the others wrote at its next call (SQLite's
+data_version tells it the file changed; it re-reads)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from naia_memory import EngineConfig, MemorySystem
+from naia_memory.embedders import HashingEmbedder
+
+REPO = Path(__file__).resolve().parents[1]
+
+WRITER = """
+import sys
+from datetime import datetime, timedelta, timezone
+sys.path.insert(0, {repo!r})
+from naia_memory import MemorySystem
+from naia_memory.embedders import HashingEmbedder
+from naia_memory.stores.sqlite_store import SqliteStore
+m = MemorySystem(store=SqliteStore({path!r}), embedder=HashingEmbedder(dim=64))
+t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+for i in range({n}):
+    r = m.encode(content=f"writer {who} note {{i}}: I planted tomato number {{i}}", session="s{who}", now=t0 + timedelta(seconds=i))
+    assert r.stored, r.reason
+m.close()
+"""
+
+
+def test_four_processes_lose_nothing_and_a_reader_sees_them(tmp_path, tokenizer, t0):
+    pytest.importorskip("apsw")
+    from naia_memory.stores.sqlite_store import SqliteStore
+
+    path = str(tmp_path / "shared.sqlite")
+    reader = MemorySystem(store=SqliteStore(path), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer, config=EngineConfig())
+    reader.encode(content="the reader's own first note about basil", now=t0)
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER.format(repo=str(REPO), path=path, n=50, who=w)], cwd=REPO,
+                              stderr=subprocess.PIPE, text=True) for w in range(4)]
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    contents = [r.content for r in reader.store.records(None)]  # the store as loaded before the writers
+    assert len(contents) == 1
+    hits = reader.recall(query="writer 3 note 49 tomato", top_k=5, now=t0 + timedelta(days=1)).contents()
+    assert "writer 3 note 49: I planted tomato number 49" in hits  # the call caught up with the file
+    assert len(reader.store) == 1 + 4 * 50
+    reader.encode(content="the reader's second note about mint", now=t0 + timedelta(days=2))
+    reader.close()
+    again = SqliteStore(path)
+    assert len(again) == 2 + 4 * 50  # nobody's write was lost
+    again.close()
