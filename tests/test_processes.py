@@ -53,3 +53,29 @@ def test_four_processes_lose_nothing_and_a_reader_sees_them(tmp_path, tokenizer,
     again = SqliteStore(path)
     assert len(again) == 2 + 4 * 50  # nobody's write was lost
     again.close()
+
+
+def test_an_id_taken_by_another_process_is_an_error_that_leaves_no_trace(tmp_path, t0):
+    pytest.importorskip("apsw")
+    from naia_memory.records import MemoryRecord
+    from naia_memory.contract import MemoryKind
+    from naia_memory.stores.port import StoreError
+    from naia_memory.stores.sqlite_store import SqliteStore
+    import numpy as np
+
+    path = str(tmp_path / "s.sqlite")
+    first = SqliteStore(path)
+    first.bind_embedder("hashing-4", 4)
+    first.close()
+    a, b = SqliteStore(path), SqliteStore(path)
+    rec = lambda text: MemoryRecord(id="ep_same", kind=MemoryKind.EPISODE, content=text, created_at=t0, updated_at=t0, last_accessed=t0)
+    a.put(rec("from a"), np.ones(4))
+    a.commit()
+    with pytest.raises(StoreError, match="already exists"):
+        b.put(rec("from b"), np.ones(4))
+    assert b.get("ep_same") is None  # no phantom in b's memory
+    a.put(MemoryRecord(id="ep_next", kind=MemoryKind.EPISODE, content="a again", created_at=t0, updated_at=t0, last_accessed=t0), np.ones(4))
+    a.commit()  # b holds no write lock: a commits at once
+    a.close()
+    b.close()
+    assert [r.content for r in SqliteStore(path).records(None)] == ["from a", "a again"]

@@ -286,11 +286,22 @@ class SqliteStore:
                 len(r.tokens), self._seal_text(json.dumps(r.to_json(), ensure_ascii=False), b"record"))
 
     def put(self, record: MemoryRecord, embedding: np.ndarray) -> None:
+        import apsw
+
         vec = np.asarray(embedding, dtype="<f4").reshape(-1)
         self._cache.add(record, vec)
+        opened = not self._in_txn
         self._begin()
-        self.db.execute("INSERT INTO memories(id, kind, project, status, created_at, valid_from, valid_to, ntokens, record, embedding) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*self._row_values(record), self._seal_vec(vec)))
+        try:
+            self.db.execute("INSERT INTO memories(id, kind, project, status, created_at, valid_from, valid_to, ntokens, record, embedding) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*self._row_values(record), self._seal_vec(vec)))
+        except apsw.ConstraintError as e:  # the id is taken in the file: another process wrote it since we read
+            self._cache.remove(record.id)
+            if opened:  # nothing else is in this transaction: end it, so no write lock is left held
+                self.db.execute("ROLLBACK")
+                self._in_txn = False
+            raise StoreError(f"{self.path}: a memory with id {record.id} already exists (another process wrote it); "
+                             "nothing was stored, the next call re-reads the file") from e
         rowid = self.db.last_insert_rowid()
         self._rowid[record.id] = rowid
         self._by_rowid[rowid] = record.id
