@@ -106,11 +106,7 @@ class OwnerControls:
         if project is not None:
             check_name(project, "project")
         with self._lock:
-            self._check_open()
-            refresh = getattr(self.store, "refresh", None)
-            if refresh is not None and memory_id is None:  # another process's memories are forgotten too
-                refresh()
-                self.index.rebuild(self.store.records())
+            self._check_open()  # on a shared SQLite file this catches up with other processes' writes first
             every = list(self.store.records(RecordFilter(statuses=None)))
             if memory_id is not None:
                 seeds = [self._require(memory_id).id]

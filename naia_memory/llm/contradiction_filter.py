@@ -8,8 +8,6 @@ raises ``UnparseableAnswer`` and the engine records UNDECIDED.
 from __future__ import annotations
 
 import functools
-import json
-import re
 from dataclasses import dataclass
 from typing import Protocol, Sequence, runtime_checkable
 
@@ -18,7 +16,7 @@ from ..cognition.contradiction import Attribute, ExistingFact, Verdict
 from ..cognition.statements import read
 from ..cognition.updates import Known, SlotWeights, decide
 from .client import ChatClient
-from .extractor import UnparseableAnswer
+from .extractor import UnparseableAnswer, json_answer
 
 
 @dataclass(frozen=True)
@@ -97,13 +95,7 @@ class LLMContradictionFilter:
             {"role": "system", "content": PROMPT},
             {"role": "user", "content": f"NEW: {new_text}\nEXISTING:\n{listing}"},
         ])
-        text = raw.strip()
-        fence = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
-        text = fence.group(1).strip() if fence else text
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError:
-            raise UnparseableAnswer(raw, "not JSON") from None
+        data = json_answer(raw)
         op = data.get("op") if isinstance(data, dict) else None
         if op not in _OPS:
             raise UnparseableAnswer(raw, f"op must be one of {sorted(_OPS)}")

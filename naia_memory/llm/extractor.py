@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from ..cognition.contradiction import ATTRIBUTES
 from ..cognition.facts import FactCandidate, strip_speaker
@@ -28,7 +29,9 @@ class UnparseableAnswer(ValueError):
         self.why = why
 
 
-def parse_facts(raw: str) -> list[dict]:
+def json_answer(raw: str) -> Any:
+    """A model's answer as JSON, a ```json fence allowed; anything else is
+    UnparseableAnswer (every LLM path in this package reads answers here)."""
     text = raw.strip()
     fence = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
     if fence:
@@ -36,9 +39,13 @@ def parse_facts(raw: str) -> list[dict]:
     if not text:
         raise UnparseableAnswer(raw, "empty answer (truncated by max_tokens?)")
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as e:
         raise UnparseableAnswer(raw, f"not JSON: {e.msg}") from None
+
+
+def parse_facts(raw: str) -> list[dict]:
+    data = json_answer(raw)
     if not isinstance(data, dict) or not isinstance(data.get("facts"), list):
         raise UnparseableAnswer(raw, 'expected an object with a "facts" list')
     facts = []

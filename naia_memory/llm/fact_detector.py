@@ -3,11 +3,9 @@ names structured facts (subject, concept, type, values). Strict parsing: an
 answer that is not the asked-for JSON raises, and nothing is saved."""
 from __future__ import annotations
 
-import json
-import re
 
 from ..structured import Concept, Fact, FactType, MemorySubject, MultipleFacts, SingleFact
-from .extractor import UnparseableAnswer
+from .extractor import UnparseableAnswer, json_answer
 
 
 DETECT_PROMPT = (
@@ -18,13 +16,7 @@ DETECT_PROMPT = (
 
 
 def parse_detected(raw: str, subjects: dict[str, MemorySubject]) -> list[tuple[str, Fact]]:
-    text = raw.strip()
-    fence = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
-    text = fence.group(1).strip() if fence else text
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        raise UnparseableAnswer(raw, "not JSON") from None
+    data = json_answer(raw)
     if not isinstance(data, list):
         raise UnparseableAnswer(raw, "expected a list")
     out: list[tuple[str, Fact]] = []

@@ -5,13 +5,11 @@ does not parse deletes nothing and raises, never a guess.
 """
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass
 from typing import Sequence
 
 from .client import ChatClient
-from .extractor import UnparseableAnswer
+from .extractor import UnparseableAnswer, json_answer
 
 PROMPT = (
     "The user asked to forget some memories. Decide which of the numbered memories the request covers. "
@@ -36,13 +34,7 @@ class ForgetVerifier:
             {"role": "system", "content": PROMPT},
             {"role": "user", "content": f"REQUEST: {request}\nMEMORIES:\n{listing}"},
         ])
-        text = raw.strip()
-        fence = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
-        text = fence.group(1).strip() if fence else text
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError:
-            raise UnparseableAnswer(raw, "not JSON") from None
+        data = json_answer(raw)
         picks = data.get("forget") if isinstance(data, dict) else None
         if not isinstance(picks, list) or not all(isinstance(p, int) and not isinstance(p, bool) for p in picks):
             raise UnparseableAnswer(raw, "'forget' must be a list of numbers")
