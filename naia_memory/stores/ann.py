@@ -25,11 +25,11 @@ AUTO_HNSW_FROM = 200_000  # "auto": exact below this (fast enough, see README), 
 
 
 def faiss_available() -> bool:
-    try:
-        import faiss  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Whether faiss is installed, without importing it: every store asks on
+    open, and importing faiss there cost time and log lines for nothing."""
+    import importlib.util
+
+    return importlib.util.find_spec("faiss") is not None
 
 
 def resolve_hnsw_from(vector_index: str, hnsw_from: int | None) -> int | None:
