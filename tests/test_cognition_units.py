@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from naia_memory.cognition import importance as imp
-from naia_memory.cognition.bm25 import BM25Index, bm25_term, idf
+from naia_memory.cognition.bm25 import BM25Index, bm25_term, idf, kth_largest
 from naia_memory.cognition.decay import decay_rate, retention, should_archive
 from naia_memory.cognition.graph import EntityGraph, spreading_activation
 from naia_memory.cognition.mmr import mmr
@@ -122,6 +122,21 @@ def test_bm25_matches_a_fresh_index_after_many_removals_and_keeps_ties_by_id():
     top = idx.top_k(["a"], 60)
     assert [d for d, _ in top] == sorted(idx.scores(["a"]), key=lambda d: (-idx.scores(["a"])[d], d))[:60]
     assert idx.ranked(["a"], lambda d: d.endswith("7"), 3) == [h for h in top if h[0].endswith("7")][:3]
+
+
+def test_kth_largest_is_exact_on_ties_and_minus_infinity():
+    """The sampled lower bound must never change the answer: random sizes,
+    heavy ties (integer scores), masked rows (-inf), against a full sort."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    for t in range(400):
+        n = int(rng.integers(1, 30_000))
+        k = int(rng.integers(1, min(n, 300) + 1))
+        v = rng.integers(0, int(rng.integers(1, 500)), n).astype(np.float64) if t % 2 else rng.standard_normal(n)
+        if t % 3 == 0:
+            v[rng.integers(0, n, n // 2)] = -np.inf
+        assert kth_largest(v, k) == np.sort(v)[n - k], (n, k)
 
 
 def test_bm25_pruned_top_k_equals_full_scoring():

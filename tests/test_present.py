@@ -40,6 +40,20 @@ def test_newer_first_is_bounded_by_its_weight():
     assert f.factor(t0 + timedelta(days=20)) == pytest.approx(1.2)  # a successor newer than every candidate is capped
 
 
+def test_newer_first_over_arrays_is_the_same_arithmetic():
+    """The recall pipeline scales arrays of POSIX times; the result must be
+    the per-datetime factor bit for bit (rankings must not move)."""
+    import numpy as np
+
+    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    when = [t0 + timedelta(hours=h * 7.3) for h in range(40)]
+    stamps = np.array([t.timestamp() for t in when])
+    by_dict = NewerFirst({str(i): t for i, t in enumerate(when)}, 0.2)
+    by_array = NewerFirst.of_stamps(stamps, 0.2)
+    assert by_array.factors(stamps).tolist() == [by_dict.factor(t) for t in when]
+    assert NewerFirst.of_stamps(stamps[:1], 0.2).factors(stamps[:1]).tolist() == [1.0]  # one candidate: nothing to order
+
+
 @pytest.mark.parametrize("text,kind,plan", [
     ("이직할까 고민 중이야", "hypothetical", False),
     ("그 회사 그만둘 수도 있어", "hypothetical", False),

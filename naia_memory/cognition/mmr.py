@@ -47,17 +47,23 @@ def mmr_matrix(candidates: Sequence[tuple[str, float]], sim: "np.ndarray", k: in
     ids = [d for d, _ in candidates]
     rel = np.array([s for _, s in candidates], dtype=np.float64)
     lo, hi = rel.min(), rel.max()
-    norm = (rel - lo) / (hi - lo) if hi > lo else np.ones_like(rel)
+    gain = lam * ((rel - lo) / (hi - lo) if hi > lo else np.ones_like(rel))
+    sim = np.asarray(sim, dtype=np.float64)
     redundancy = np.zeros(len(ids))  # nothing selected yet: no redundancy
-    free = np.ones(len(ids), dtype=bool)
+    vals = np.empty(len(ids))
+    taken: list[int] = []
     selected: list[tuple[str, float]] = []
-    while free.any() and len(selected) < k:
-        vals = np.where(free, lam * norm - (1.0 - lam) * redundancy, -np.inf)
-        best_val = vals.max()
-        ties = np.flatnonzero(vals == best_val)
-        j = min(ties, key=lambda t: ids[t])
+    while len(selected) < min(k, len(ids)):
+        np.subtract(gain, (1.0 - lam) * redundancy, out=vals)
+        vals[taken] = -np.inf
+        j = int(vals.argmax())
+        best_val = vals[j]
+        if np.count_nonzero(vals == best_val) > 1:  # ties: the smallest id, as ``mmr`` picks
+            j = min(np.flatnonzero(vals == best_val).tolist(), key=lambda t: ids[t])
         selected.append((ids[j], float(best_val)))
-        free[j] = False
-        row = np.asarray(sim[j], dtype=np.float64)
-        redundancy = row if len(selected) == 1 else np.maximum(redundancy, row)
+        taken.append(j)
+        if len(selected) == 1:
+            redundancy[:] = sim[j]  # max over one pick: its similarity, negative or not
+        else:
+            np.maximum(redundancy, sim[j], out=redundancy)
     return selected

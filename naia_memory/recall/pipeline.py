@@ -124,11 +124,14 @@ class RecallPipeline:
         # 2. fusion into relevance in [0, 1]
         rel = fuse(runs, {"vector": cfg.vector_weight, "bm25": cfg.bm25_weight, "graph": cfg.graph_weight},
                    method=cfg.fusion, rrf_k=cfg.rrf_k)
-        recs = {i: self.store.get(i) for i in rel}
-        # 3. query-side signals (relevance, not cognition)
-        rel = self._signals(query, q_tokens, rel, recs, now)
+        ids = list(rel)
+        rs = [self.store.get(i) for i in ids]
+        recs = dict(zip(ids, rs))
+        # 3. query-side signals (relevance, not cognition), over arrays of the candidates
+        score = self._signals(query, q_tokens, rs, np.fromiter(rel.values(), dtype=np.float64, count=len(ids)), now)
+        rel = dict(zip(ids, score.tolist()))
         # 4. cognitive adjustment, bounded
-        adjusted = self._adjust(rel, recs, now)
+        adjusted = self._adjust(ids, rs, score, now)
         # 5. one slot per source
         groups = self._one_slot_per_source(rel, adjusted, recs, flt)[: cfg.candidate_k]
         members = {h: m for h, _, m in groups}
@@ -150,51 +153,52 @@ class RecallPipeline:
             out.append((recs[i], s, tuple(recs[m] for m in ms), sum(1 for m in ms if adjusted.get(m, float("-inf")) > own)))
         return out
 
-    def _signals(self, query: str, q_tokens: list[str], rel: dict[str, float],
-                 recs: dict[str, MemoryRecord], now: datetime) -> dict[str, float]:
-        """Speaker, attribute and date the query names; memories that only ask."""
+    def _signals(self, query: str, q_tokens: list[str], rs: list[MemoryRecord], score: np.ndarray,
+                 now: datetime) -> np.ndarray:
+        """Speaker, attribute and date the query names; memories that only ask.
+        ``score`` is the candidates' relevance (row i = ``rs[i]``); each signal
+        multiplies the rows it applies to."""
         cfg = self.config
         self._newer = None
 
-        def boost(keep, factor: float) -> dict[str, float]:
-            return {i: s * factor if keep(recs[i]) else s for i, s in rel.items()}
+        def boost(keep: list[bool], factor: float) -> np.ndarray:
+            return np.where(np.array(keep, dtype=bool), score * factor, score) if keep else score
 
-        named = named_speakers(query, {s for r in recs.values() if (s := speaker_of(r))})
+        speakers = [speaker_of(r) for r in rs]
+        named = named_speakers(query, {s for s in speakers if s})
         if cfg.speaker and cfg.speaker_weight and named:
-            rel = boost(lambda r: speaker_of(r) in named, 1.0 + cfg.speaker_weight)
+            score = boost([s in named for s in speakers], 1.0 + cfg.speaker_weight)
         if cfg.attribute and cfg.attribute_weight:
             attrs = named_attributes(q_tokens, self.tokenizer)
             if attrs:
-                rel = boost(lambda r: r.kind is MemoryKind.FACT and r.attribute in attrs, 1.0 + cfg.attribute_weight)
+                score = boost([r.kind is MemoryKind.FACT and r.attribute in attrs for r in rs], 1.0 + cfg.attribute_weight)
         asked = date_windows(query) + relative_windows(query, now) if cfg.time or cfg.present else []
         if cfg.present and cfg.present_weight and not named and not asked \
                 and asks_about_now(query, morphemes(self.tokenizer, query)):
-            when = {i: _stamp(recs[i]) for i in rel}
-            self._newer = NewerFirst(when, cfg.present_weight)
-            rel = self._newer.apply(rel, when)
+            stamps = np.array([_stamp(r).timestamp() for r in rs], dtype=np.float64)
+            self._newer = NewerFirst.of_stamps(stamps, cfg.present_weight)
+            score = score * self._newer.factors(stamps)
         if cfg.time and cfg.time_weight:
             if asked:
-                rel = boost(lambda r: matches_time(r.valid_from or r.created_at, from_json(r.metadata.get("when")), asked,
-                                                   cfg.time_grace_days), 1.0 + cfg.time_weight)
+                score = boost([matches_time(r.valid_from or r.created_at, from_json(r.metadata.get("when")), asked,
+                                            cfg.time_grace_days) for r in rs], 1.0 + cfg.time_weight)
         if cfg.question and cfg.question_weight:
-            rel = boost(lambda r: asks(r.content), 1.0 - cfg.question_weight)
-        return rel
+            score = boost([asks(r.content) for r in rs], 1.0 - cfg.question_weight)
+        return score
 
-    def _adjust(self, rel: dict[str, float], recs: dict[str, MemoryRecord], now: datetime) -> dict[str, float]:
+    def _adjust(self, ids: list[str], rs: list[MemoryRecord], rel: np.ndarray, now: datetime) -> dict[str, float]:
         """Strength, use and validity over all candidates in one numpy pass."""
         cfg = self.config
-        if not rel:
+        if not ids:
             return {}
-        ids = list(rel)
-        rs = [recs[i] for i in ids]
-        uses = np.array([r.recall_count for r in rs], dtype=np.float64)
-        strength = retention_many([r.memory_class for r in rs], [r.importance for r in rs], uses,
-                                  [r.last_accessed.timestamp() for r in rs], now.timestamp(), cfg.decay_params)
-        mult = adjustment_many(strength, uses, np.array([r.status == ARCHIVED for r in rs]),
-                               np.array(["stale_fact" in r.metadata for r in rs]),
-                               np.array([r.role == "assistant" for r in rs]),
+        classes, importance, uses, last, faded, stale, assistant = zip(*[
+            (r.memory_class, r.importance, r.recall_count, r.last_accessed.timestamp(), r.status == ARCHIVED,
+             "stale_fact" in r.metadata, r.role == "assistant") for r in rs])
+        uses = np.array(uses, dtype=np.float64)
+        strength = retention_many(classes, importance, uses, last, now.timestamp(), cfg.decay_params)
+        mult = adjustment_many(strength, uses, np.array(faded), np.array(stale), np.array(assistant),
                                self.weights(), decay=cfg.decay, strengthen=cfg.strengthen)
-        score = np.array([rel[i] for i in ids], dtype=np.float64) * mult
+        score = rel * mult
         keep = (strength >= cfg.min_strength).tolist()
         return {i: s for i, s, k in zip(ids, score.tolist(), keep) if k}
 

@@ -20,6 +20,8 @@ import re
 from datetime import datetime
 from typing import Mapping, Sequence
 
+import numpy as np
+
 _EN_NOW = re.compile(r"\b(now|right now|currently|current|these days|nowadays|still|anymore|any more|at the moment|lately|today)\b", re.I)
 _EN_PAST = re.compile(r"\b(did|was|were|had|used to|ago|last (week|month|year|time)|yesterday|before|back (then|when)|first|originally|previous|previously|earlier|in \d{4})\b", re.I)
 _EN_PRESENT = re.compile(r"\b(am|is|are|do|does|have|has)\b|'s\b|'m\b|'re\b", re.I)
@@ -60,6 +62,20 @@ class NewerFirst:
         stamps = [t.timestamp() for t in when.values()]
         self.weight = weight
         self.lo, self.hi = (min(stamps), max(stamps)) if stamps else (0.0, 0.0)
+
+    @classmethod
+    def of_stamps(cls, stamps: np.ndarray, weight: float) -> "NewerFirst":
+        """The same scale from POSIX seconds (the recall pipeline's arrays)."""
+        self = cls.__new__(cls)
+        self.weight = weight
+        self.lo, self.hi = (float(stamps.min()), float(stamps.max())) if len(stamps) else (0.0, 0.0)
+        return self
+
+    def factors(self, stamps: np.ndarray) -> np.ndarray:
+        """``factor`` for many POSIX times at once (same arithmetic)."""
+        if self.weight <= 0 or self.hi <= self.lo:
+            return np.ones(len(stamps))
+        return 1.0 + self.weight * np.minimum(1.0, np.maximum(0.0, (stamps - self.lo) / (self.hi - self.lo)))
 
     def factor(self, t: datetime) -> float:
         if self.weight <= 0 or self.hi <= self.lo:

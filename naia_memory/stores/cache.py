@@ -15,6 +15,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from ..contract import MemoryKind
+from ..cognition.bm25 import kth_largest
 from ..records import MemoryRecord
 from .ann import HnswIndex
 from .port import EmbedderMismatchError, RecordFilter, StoreError
@@ -286,7 +287,7 @@ class RecordCache:
         if count < n:
             sims = np.where(allowed, sims, -np.inf)
         k = min(k, count)
-        cut = sims[np.argpartition(-sims, k - 1)[k - 1]] if k < n else sims[allowed].min()
+        cut = kth_largest(sims, k) if k < n else sims[allowed].min()
         top = np.flatnonzero(sims >= cut)
         hits = sorted(zip((-sims[top]).tolist(), [ids[i] for i in top.tolist()]))
         return [(i, -s) for s, i in hits[:k]]
