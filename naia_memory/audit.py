@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Iterable
 
+from .contract import InvalidArgument
 from .records import MemoryRecord, ensure_aware
 
 _ID_FIELDS = ("fact_id", "target_id", "target", "new")
@@ -25,6 +26,15 @@ def query_log(entries: Iterable[dict[str, Any]], *, op: str | Iterable[str] | No
     operation or several (case folded), ``reason`` a case-folded substring,
     the distance bounds inclusive (entries without a distance fail them),
     ``since``/``until`` inclusive bounds on the entry's time."""
+    if op is not None and not isinstance(op, str) and not (
+            isinstance(op, (list, tuple, set, frozenset)) and all(isinstance(o, str) for o in op)):
+        raise InvalidArgument(f"op must be an operation name or a list of them, got {op!r}")
+    for name, v in (("reason", reason), ("memory_id", memory_id)):
+        if v is not None and not isinstance(v, str):
+            raise InvalidArgument(f"{name} must be a string, got {type(v).__name__}")
+    for name, v in (("min_distance", min_distance), ("max_distance", max_distance)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            raise InvalidArgument(f"{name} must be a number, got {type(v).__name__}")
     ops = None if op is None else {op.upper()} if isinstance(op, str) else {o.upper() for o in op}
     lo = ensure_aware(since) if since is not None else None
     hi = ensure_aware(until) if until is not None else None

@@ -10,6 +10,8 @@ that wrote it (read from the store), so no model is named by hand.
     naia-memory forget --id ep_...              # or --project NAME, or --everything (asks unless --yes)
     naia-memory export backup.json [--passphrase-env VAR]   /   naia-memory import backup.json
     naia-memory consolidate
+    NAIA_MEMORY_TOKEN=... naia-memory serve rest [--host 127.0.0.1 --port 8765]
+    naia-memory serve mcp [--project default]   # an MCP server on stdin/stdout
 
 A passphrase is read from the environment variable named by
 ``--passphrase-env``, never from the command line (shell history).
@@ -21,6 +23,7 @@ import json
 import os
 import sys
 from collections import Counter
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Sequence
@@ -133,6 +136,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("src")
     p.add_argument("--force", action="store_true")
     sub.add_parser("consolidate", help="turn waiting turns into facts now")
+    p = sub.add_parser("serve", help="serve the store to agents: a REST server, or an MCP server on stdin/stdout")
+    p.add_argument("protocol", choices=["rest", "mcp"])
+    p.add_argument("--host", default="127.0.0.1", help="rest: the address to bind (default loopback)")
+    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--token-env", metavar="VAR", default="NAIA_MEMORY_TOKEN",
+                   help="rest: the environment variable holding the bearer token (default NAIA_MEMORY_TOKEN)")
+    p.add_argument("--no-auth", action="store_true", help="rest: no token (refused unless --host is loopback)")
+    p.add_argument("--max-body-bytes", type=int, default=1 << 20)
+    p.add_argument("--rate", type=float, default=50.0, help="rest: requests a second per client, on average")
+    p.add_argument("--burst", type=int, default=100)
+    p.add_argument("--project", default="default", help="mcp: the project the agent reaches")
     return ap
 
 
@@ -192,10 +206,63 @@ def _run(m, args: argparse.Namespace) -> int:
             if secret is None:
                 raise SystemExit(f"--backup-passphrase-env {args.backup_passphrase_env}: that environment variable is empty or unset")
         print(m.backup(path=args.dest, passphrase=secret))
+    elif args.command == "serve":
+        return _serve(m, args)
     elif args.command == "consolidate":
-        rep = m.consolidate()
+        with _progress("consolidating") as tick:
+            rep = m.consolidate(progress=tick)
         ops = Counter(d.op.value for d in rep.decisions)
         print(f"consolidated {rep.episodes_processed} turns: " + ", ".join(f"{k} {v}" for k, v in sorted(ops.items())))
+    return 0
+
+
+@contextmanager
+def _progress(label: str):
+    """A progress bar on stderr for long operations (tqdm when installed,
+    else a counter line); quiet when stderr is not a terminal."""
+    bar = None
+    state = {"shown": False}
+
+    def tick(done: int, total: int) -> None:
+        nonlocal bar
+        if not sys.stderr.isatty() or total < 2:
+            return
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            print(f"\r{label}: {done}/{total}", end="", file=sys.stderr, flush=True)
+            state["shown"] = True
+            return
+        if bar is None:
+            bar = tqdm(total=total, desc=label, file=sys.stderr)
+        bar.update(done - bar.n)
+
+    try:
+        yield tick
+    finally:
+        if bar is not None:
+            bar.close()
+        elif state["shown"]:
+            print(file=sys.stderr)
+
+
+def _serve(m, args: argparse.Namespace) -> int:
+    if args.protocol == "mcp":
+        from .server.mcp_tools import serve_stdio
+
+        serve_stdio(m, args.project)
+        return 0
+    from .server.rest import ServerSettings, serve
+
+    token = None if args.no_auth else os.environ.get(args.token_env)
+    if not args.no_auth and not token:
+        raise SystemExit(f"serve rest: set a bearer token (16+ characters) in ${args.token_env}, "
+                         "or pass --no-auth on a loopback address")
+    settings = ServerSettings(tokens={token: None} if token else {}, auth=not args.no_auth, host=args.host,
+                              max_body_bytes=args.max_body_bytes, rate=args.rate, burst=args.burst)
+    settings.check()
+    print(f"naia-memory: serving {m.store.path} on http://{args.host}:{args.port} (OpenAPI at /openapi.json)", file=sys.stderr)
+    serve(m, settings, port=args.port)
     return 0
 
 

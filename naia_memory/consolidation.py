@@ -46,6 +46,7 @@ class Consolidator:
         self.fact_extractor = fact_extractor
         self.embed_one = embed_one
         self.new_id = new_id
+        self._ahead: _Lookahead | None = None  # set while consolidate_all runs
 
     def waiting(self, now: datetime) -> list[MemoryRecord]:
         """Episodes said by ``now`` and not yet consolidated, oldest first."""
@@ -73,13 +74,34 @@ class Consolidator:
         split = getattr(self.tokenizer, "sentences", None)
         return split(text) if split else [text]
 
-    def consolidate_episode(self, ep: MemoryRecord, now: datetime) -> list[Decision]:
+    def consolidate_all(self, episodes: list[MemoryRecord], now: datetime,
+                        progress: Callable[[int, int], None] | None = None) -> list[Decision]:
+        """Every waiting episode, in order, as ``consolidate_episode`` one by
+        one would, but with the candidates' nearest facts found up front in
+        one matrix product (``_Lookahead``) instead of one scan of the fact
+        matrix per candidate."""
+        plan = [(ep, *self._extract(ep, now)) if ep.role == "user" else (ep, [], []) for ep in episodes]
+        batch = [(ep, c) for ep, cands, _ in plan for c in cands]
+        self._ahead = _Lookahead.start(self.store, [(ep.project, self.embed_one(c.content)) for ep, c in batch],
+                                       self.config.update_candidates)
+        try:
+            out: list[Decision] = []
+            for done, (ep, cands, logged) in enumerate(plan, start=1):
+                out.extend(self.consolidate_episode(ep, now, (cands, logged)))
+                if progress is not None:
+                    progress(done, len(plan))
+            return out
+        finally:
+            self._ahead = None
+
+    def consolidate_episode(self, ep: MemoryRecord, now: datetime,
+                            extracted: tuple[list[FactCandidate], list[Decision]] | None = None) -> list[Decision]:
         if ep.role != "user":  # assistant turns never become facts
             ep.consolidated = True
             self.store.update(ep)
             self.index.pending.discard(ep.id)
             return []
-        cands, logged = self._extract(ep, now)
+        cands, logged = extracted if extracted is not None else self._extract(ep, now)
         out = logged + [self._integrate(c, ep, now) for c in cands]
         if any(d.op is DecisionOp.UNDECIDED for d in out):
             ep.metadata["undecided_attempts"] = ep.metadata.get("undecided_attempts", 0) + 1
@@ -98,7 +120,8 @@ class Consolidator:
         instead of every fact of the subject."""
         flt = RecordFilter(project=project, kinds=(MemoryKind.FACT,), statuses=(ACTIVE,))
         k = self.config.update_candidates
-        ids = dict.fromkeys(i for i, _ in self.store.vector_top_k(vec, k, flt))
+        near = self._ahead.nearest(self.store, vec, k, flt) if self._ahead is not None else None
+        ids = dict.fromkeys(i for i, _ in (near if near is not None else self.store.vector_top_k(vec, k, flt)))
         ids.update(dict.fromkeys(i for i, _ in self.store.keyword_top_k(tokens, k, flt)))
         if cand.about:
             ids.update(dict.fromkeys(i for i, _ in self.store.keyword_top_k(self.tokenizer.tokens(cand.about), k, flt)))
@@ -109,7 +132,7 @@ class Consolidator:
 
     def _integrate(self, cand: FactCandidate, ep: MemoryRecord, now: datetime) -> Decision:
         tokens = self.tokenizer.tokens(cand.content)
-        vec = self.embed_one(cand.content)
+        vec = self._ahead.next_vector() if self._ahead is not None else self.embed_one(cand.content)
         subject = ep.metadata.get("subject", "user")
         if cand.about:  # "우리 언니는 은행에 다녀" is the sister's job, not the user's
             subject = f"{subject}/{cand.about}"
@@ -155,6 +178,8 @@ class Consolidator:
         if verdict.op == "refine":
             fact.metadata["refines"] = verdict.target_id
         self.store.put(fact, vec)
+        if self._ahead is not None:
+            self._ahead.added.append(fact.id)
         self.index.add(fact)
         self.store.graph.add_cooccurrence(fact.entities)
         if verdict.op == "supersede":
@@ -194,6 +219,54 @@ class Consolidator:
             if ep is not None and ep.kind is MemoryKind.EPISODE:
                 ep.metadata["stale_fact"] = old.id
                 self.store.update(ep)
+
+
+class _Lookahead:
+    """The nearest facts of a batch of candidates, found at the batch's start
+    with one matrix product per project (``vector_top_k_many``), and kept
+    exact while the batch adds and retires facts: each candidate's list is
+    ``k + margin`` long; at its turn, the facts retired since are dropped
+    from it and the facts added since are scored against it directly. If
+    retirements ate into the first ``k`` of a full list, that candidate is
+    searched the usual way. Candidates come in the order they were listed."""
+
+    def __init__(self, vectors: list[np.ndarray], rows: list[list[tuple[str, float]] | None], width: int) -> None:
+        self.vectors, self.rows, self.width = vectors, rows, width
+        self.added: list[str] = []
+        self._next = 0
+        self._current = -1
+
+    @classmethod
+    def start(cls, store: StoragePort, items: list[tuple[str, np.ndarray]], k: int, margin: int | None = None) -> "_Lookahead":
+        width = k + (k if margin is None else margin)
+        rows: list[list[tuple[str, float]] | None] = [None] * len(items)
+        many = getattr(store, "vector_top_k_many", None)
+        if many is not None and items:
+            for project in sorted({p for p, _ in items}):
+                at = [i for i, (p, _) in enumerate(items) if p == project]
+                flt = RecordFilter(project=project, kinds=(MemoryKind.FACT,), statuses=(ACTIVE,))
+                for i, row in zip(at, many(np.stack([items[i][1] for i in at]), width, flt)):
+                    rows[i] = row
+        return cls([v for _, v in items], rows, width)
+
+    def next_vector(self) -> np.ndarray:
+        self._current = self._next
+        self._next += 1
+        return self.vectors[self._current]
+
+    def nearest(self, store: StoragePort, vec: np.ndarray, k: int, flt: RecordFilter) -> list[tuple[str, float]] | None:
+        """The current candidate's ``k`` nearest facts that pass ``flt`` now;
+        None when the list cannot say (the caller then searches)."""
+        row = self.rows[self._current] if 0 <= self._current < len(self.rows) else None
+        if row is None:
+            return None
+        kept = [(i, s) for i, s in row if (r := store.get(i)) is not None and flt.matches(r)]
+        if len(kept) < k and len(row) >= self.width:
+            return None
+        new = [i for i in self.added if (r := store.get(i)) is not None and flt.matches(r)]
+        if new:
+            kept += zip(new, (store.embeddings(new) @ vec).tolist())
+        return sorted(kept, key=lambda kv: (-kv[1], kv[0]))[:k]
 
 
 def _jaccard(a: list[str], b: list[str]) -> float:

@@ -21,6 +21,12 @@ class MemoryKind(str, Enum):
     SKILL = "skill"  # an outcome of something the agent did (procedural memory)
 
 
+class InvalidArgument(ValueError, TypeError):
+    """An argument of the wrong type (a string for ``now``, a list for a
+    turn): refused like any bad value, so one ``except ValueError`` covers
+    every refusal at the door; still a ``TypeError`` for callers who catch that."""
+
+
 class Role(str, Enum):
     USER = "user"
     ASSISTANT = "assistant"
@@ -172,7 +178,7 @@ def as_turn(t: "Turn | Mapping[str, Any]") -> Turn:
     if isinstance(t, Turn):
         return t
     if not isinstance(t, Mapping):
-        raise TypeError(f"a turn is a Turn or a mapping with {sorted(_TURN_KEYS)}, got {type(t).__name__}")
+        raise InvalidArgument(f"a turn is a Turn or a mapping with {sorted(_TURN_KEYS)}, got {type(t).__name__}")
     unknown = sorted(set(t) - _TURN_KEYS)
     if unknown or "content" not in t:
         raise ValueError(f"a turn needs 'content' and may have {sorted(_TURN_KEYS - {'content'})}; got keys {sorted(t)}")

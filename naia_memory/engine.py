@@ -44,7 +44,7 @@ from .recall.context import index_text
 from .recall.pipeline import RecallPipeline
 from .validate import check_content, check_kinds, check_metadata, check_name, check_query, role_name
 from .records import ACTIVE, ARCHIVED, SUPERSEDED, content_id, ensure_aware
-from .stores.port import RecordFilter, StoragePort
+from .stores.port import IdTakenError, RecordFilter, StoragePort
 
 log = logging.getLogger("naia_memory")
 
@@ -153,7 +153,11 @@ class MemorySystem(OwnerControls):
     # ------------------------------------------------------------------ encode
     def score_importance(self, *, content: str, role: Role | str = Role.USER, project: str = "default",
                          overrides: Mapping[str, float] | None = None) -> ImportanceScore:
-        return self.encoder.score_importance(content, _role(role), project, overrides)
+        check_content(content)
+        check_name(project, "project")
+        with self._lock:
+            self._check_open()
+            return self.encoder.score_importance(content, _role(role), project, overrides)
 
     def encode(
         self,
@@ -175,7 +179,17 @@ class MemorySystem(OwnerControls):
         now = ensure_aware(now)
         with self._lock:
             self._check_open()
-            result = self.encoder.encode(content, role_s, session, project, now, metadata, importance, self._embed_one)
+            key = (project, session)
+            last = self.encoder.last_turn.get(key)
+            try:
+                result = self.encoder.encode(content, role_s, session, project, now, metadata, importance, self._embed_one)
+            except IdTakenError:  # another process took this id a moment ago: read what it wrote, take the next
+                if last is None:
+                    self.encoder.last_turn.pop(key, None)
+                else:
+                    self.encoder.last_turn[key] = last
+                self._check_open()
+                result = self.encoder.encode(content, role_s, session, project, now, metadata, importance, self._embed_one)
             if result.stored:
                 self._commit()
             return result
@@ -232,17 +246,19 @@ class MemorySystem(OwnerControls):
             return results
 
     # ------------------------------------------------------------------ consolidate
-    def consolidate(self, *, now: datetime | None = None) -> ConsolidationReport:
-        """Turn unconsolidated user episodes into facts; supersede what changed."""
+    def consolidate(self, *, now: datetime | None = None, project: str | None = None,
+                    progress: Callable[[int, int], None] | None = None) -> ConsolidationReport:
+        """Turn unconsolidated user episodes into facts; supersede what changed.
+        ``project``: only that project's waiting turns (a server's one user);
+        ``progress(done, total)`` after each episode."""
+        check_name(project, "project", optional=True)
         now = ensure_aware(now)
         with self._lock:
             self._check_open()
             if not self.config.consolidation:
                 return ConsolidationReport(0, ())
-            episodes = self.consolidator.waiting(now)
-            decisions: list[Decision] = []
-            for ep in episodes:
-                decisions.extend(self.consolidator.consolidate_episode(ep, now))
+            episodes = [e for e in self.consolidator.waiting(now) if project is None or e.project == project]
+            decisions = self.consolidator.consolidate_all(episodes, now, progress)
             if self.config.decay:
                 self.apply_decay(now=now, _commit=False)
             self.store.append_log(_decision_json(d) for d in decisions)

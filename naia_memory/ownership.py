@@ -206,5 +206,19 @@ class OwnerControls:
             return sorted(self._forget_ids(chosen))
 
     @locked
-    def neighbors(self, *, entity: str, limit: int = 10) -> list[tuple[str, float]]:
-        return self.store.graph.neighbors(entity, limit)
+    def neighbors(self, *, entity: str, limit: int = 10, project: str = "default") -> list[tuple[str, float]]:
+        """The entities named with ``entity`` in the project's current facts,
+        weighted by how many facts name both (heaviest first). The graph that
+        recall spreads over is the store's; read per project, it would tell one
+        project what another's facts say."""
+        check_name(project, "project")
+        if not isinstance(entity, str) or not isinstance(limit, int) or limit < 0:
+            raise ValueError("neighbors needs an entity string and a limit >= 0")
+        counts: dict[str, float] = {}
+        for rid in sorted(self.index.entity(entity)):
+            r = self.store.get(rid)
+            if r is None or r.project != project or r.kind is not MemoryKind.FACT or r.status != ACTIVE:
+                continue
+            for e in set(r.entities) - {entity}:
+                counts[e] = counts.get(e, 0.0) + 1.0
+        return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]

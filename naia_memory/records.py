@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from typing import Any
 
-from .contract import MemoryKind
+from .contract import InvalidArgument, MemoryKind
 
 ACTIVE = "active"
 SUPERSEDED = "superseded"
@@ -24,7 +24,7 @@ def ensure_aware(ts: datetime | None) -> datetime:
     if ts is None:
         return utc_now()
     if not isinstance(ts, datetime):
-        raise TypeError(f"expected a datetime for `now`, got {type(ts).__name__}")
+        raise InvalidArgument(f"expected a datetime for `now`, got {type(ts).__name__}")
     return ts if ts.tzinfo is not None else ts.replace(tzinfo=timezone.utc)
 
 

@@ -79,3 +79,27 @@ def test_an_id_taken_by_another_process_is_an_error_that_leaves_no_trace(tmp_pat
     a.close()
     b.close()
     assert [r.content for r in SqliteStore(path).records(None)] == ["from a", "a again"]
+
+
+def test_two_processes_saying_the_same_thing_at_the_same_time_both_keep_it(tmp_path, tokenizer, t0):
+    """Same text, same ``now``, same counter: the same id. The second writer
+    reads what the first wrote and takes the next id instead of failing."""
+    pytest.importorskip("apsw")
+    from naia_memory.stores.sqlite_store import SqliteStore
+
+    path = str(tmp_path / "same.sqlite")
+    a = MemorySystem(store=SqliteStore(path), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer, config=EngineConfig())
+    b = MemorySystem(store=SqliteStore(path), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer, config=EngineConfig())
+    ra = a.encode(content="I adopted a cat named Miso", session="s", now=t0)
+    real, calls = b.store.changed_elsewhere, []
+    # the race: b looked at the file just before a committed, so it picks the id a took
+    b.store.changed_elsewhere = lambda: bool(calls.append(1)) if len(calls) == 0 else real()
+    rb = b.encode(content="I adopted a cat named Miso", session="s", now=t0)
+    assert ra.stored and rb.stored and ra.id != rb.id
+    b.encode(content="She likes boxes", session="s", now=t0 + timedelta(seconds=1))
+    assert b.store.get(ra.id) is not None  # b caught up with a's row on the way
+    a.close()
+    b.close()
+    again = SqliteStore(path)
+    assert len(again) == 3
+    again.close()

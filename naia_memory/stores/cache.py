@@ -269,21 +269,18 @@ class RecordCache:
             return self._approximate_top_k(q, k, flt, facts)
         return self._exact_top_k(q, k, flt, facts)
 
-    def _exact_top_k(self, q: np.ndarray, k: int, flt: RecordFilter, facts: bool) -> list[tuple[str, float]]:
-        if facts:  # facts only: their own matrix
-            ids, m = self._sub.ids, len(self._sub.ids)
-            if m == 0:
-                return []
-            sims = self._sub.buf[:m] @ q
-            allowed = self.mask(flt)[self._sub.main[:m]]
-        else:
-            ids = self.ids
-            sims = self.vectors @ q
-            allowed = self.mask(flt)
+    def _part(self, flt: RecordFilter, facts: bool) -> tuple[Sequence[str], np.ndarray, np.ndarray]:
+        """The ids, vectors and filter mask of the part searched (facts only:
+        their own matrix)."""
+        if facts:
+            m = len(self._sub.ids)
+            return self._sub.ids, self._sub.buf[:m], self.mask(flt)[self._sub.main[:m]]
+        return self.ids, self.vectors, self.mask(flt)
+
+    @staticmethod
+    def _top(sims: np.ndarray, allowed: np.ndarray, count: int, ids: Sequence[str], k: int) -> list[tuple[str, float]]:
+        """The best ``k`` allowed rows by score, then id (ties at the cut included before the cut)."""
         n = len(ids)
-        count = int(allowed.sum())
-        if count == 0:
-            return []
         if count < n:
             sims = np.where(allowed, sims, -np.inf)
         k = min(k, count)
@@ -291,6 +288,35 @@ class RecordCache:
         top = np.flatnonzero(sims >= cut)
         hits = sorted(zip((-sims[top]).tolist(), [ids[i] for i in top.tolist()]))
         return [(i, -s) for s, i in hits[:k]]
+
+    def _exact_top_k(self, q: np.ndarray, k: int, flt: RecordFilter, facts: bool) -> list[tuple[str, float]]:
+        ids, mat, allowed = self._part(flt, facts)
+        count = int(allowed.sum())
+        if count == 0:
+            return []
+        return self._top(mat @ q, allowed, count, ids, k)
+
+    def vector_top_k_many(self, queries: np.ndarray, k: int, flt: RecordFilter) -> list[list[tuple[str, float]]]:
+        """``vector_top_k`` for many queries: one matrix-matrix product per
+        256 queries reads the matrix once, where a query at a time reads it
+        once each (consolidating a batch of candidates at 30k memories spent
+        most of its time there). Past ``hnsw_from``, one graph search each."""
+        q = np.asarray(queries, dtype=np.float32).reshape(-1, self.dim)
+        if k <= 0 or not self.ids or len(q) == 0:
+            return [[] for _ in range(len(q))]
+        facts = flt.kinds is not None and tuple(flt.kinds) == (self.SUBSET_KIND,)
+        size = len(self._sub.ids) if facts else len(self.ids)
+        if self.hnsw_from is not None and size >= self.hnsw_from:
+            return [self._approximate_top_k(row, k, flt, facts) for row in q]
+        ids, mat, allowed = self._part(flt, facts)
+        count = int(allowed.sum())
+        if count == 0:
+            return [[] for _ in range(len(q))]
+        out: list[list[tuple[str, float]]] = []
+        for b in range(0, len(q), 256):
+            sims = q[b:b + 256] @ mat.T
+            out.extend(self._top(row, allowed, count, ids, k) for row in sims)
+        return out
 
     def _graph(self, facts: bool) -> HnswIndex:
         """The HNSW graph of the part searched, built on first use and rebuilt

@@ -101,12 +101,14 @@ class LocalStore:
     """JSON-file store. ``path=None`` keeps everything in memory (experiments)."""
 
     def __init__(self, path: str | os.PathLike | None = ..., *, autosave: bool = True, vector_index: str = "auto",
-                 hnsw_from: int | None = None, passphrase: str | None = None):
+                 hnsw_from: int | None = None, passphrase: str | None = None, wait: float = 0.0):
         """``vector_index``: "exact" cosine over the matrix, "hnsw" from
         ``hnsw_from`` rows on (needs faiss), or "auto": exact below
         ``ann.AUTO_HNSW_FROM`` rows, HNSW above it when faiss is installed.
         ``passphrase``: the file and its journal are encrypted (``crypto.py``);
-        a new store is created encrypted, an existing one must match."""
+        a new store is created encrypted, an existing one must match.
+        ``wait``: seconds to wait while another process holds the store
+        (one writer at a time), instead of failing at once."""
         if path is ...:
             path = default_path()
         self.path = str(Path(path).expanduser()) if path is not None else None
@@ -128,7 +130,7 @@ class LocalStore:
             raise ValueError("passphrase= encrypts a file; an in-memory store (path=None) has none")
         if self.path is not None:
             self._lock = FileLock(self.path)
-            self._lock.acquire()
+            self._lock.acquire(wait)
             try:
                 snapshot = Path(self.path)
                 if snapshot.exists():
@@ -408,6 +410,9 @@ class LocalStore:
     # ---- search ---------------------------------------------------------
     def vector_top_k(self, query: np.ndarray, k: int, flt: RecordFilter) -> list[tuple[str, float]]:
         return self._cache.vector_top_k(query, k, flt)
+
+    def vector_top_k_many(self, queries: np.ndarray, k: int, flt: RecordFilter) -> list[list[tuple[str, float]]]:
+        return self._cache.vector_top_k_many(queries, k, flt)
 
     def keyword_top_k(self, tokens: Sequence[str], k: int, flt: RecordFilter) -> list[tuple[str, float]]:
         return self._bm25.ranked(tokens, lambda i: flt.matches(self._cache.records[i]), k, kind_tags(flt))

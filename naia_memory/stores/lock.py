@@ -9,6 +9,7 @@ README says so.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from .port import StoreError
@@ -28,19 +29,29 @@ class FileLock:
         self.path = Path(f"{store_path}.lock")
         self._fd: int | None = None
 
-    def acquire(self) -> None:
+    def acquire(self, wait: float = 0.0) -> None:
+        """``wait``: seconds to wait for another holder to close the store
+        before giving up (0: fail at once)."""
         if fcntl is None or self._fd is not None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise StoreInUseError(
-                f"{self.path.with_suffix('')} is open in another MemorySystem or process; "
-                "close it there first (one writer per store keeps either side from losing the other's changes)"
-            ) from None
+        deadline = time.monotonic() + max(0.0, wait)
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() < deadline:
+                    time.sleep(0.02)
+                    continue
+                os.close(fd)
+                waited = f" (waited {wait:g} s)" if wait > 0 else ""
+                raise StoreInUseError(
+                    f"{self.path.with_suffix('')} is open in another MemorySystem or process{waited}; "
+                    "close it there first, or open with wait= (one writer per store keeps either side from losing "
+                    "the other's changes)"
+                ) from None
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
         self._fd = fd

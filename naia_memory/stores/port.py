@@ -24,6 +24,11 @@ class StoreError(RuntimeError):
     pass
 
 
+class IdTakenError(StoreError):
+    """Another process wrote a memory under the id this one chose (same text,
+    same time, same counter); nothing was stored, and a re-read shows it."""
+
+
 class EmbedderMismatchError(StoreError):
     """The store was written with another embedder; vectors are incomparable."""
 

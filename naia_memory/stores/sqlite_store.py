@@ -31,7 +31,7 @@ from ..cognition.graph import EntityGraph
 from ..records import MemoryRecord
 from .cache import RecordCache, check_embedder
 from .crypto import Sealer
-from .port import RecordFilter, StoreError, kind_tag, kind_tags, scrub_entry
+from .port import IdTakenError, RecordFilter, StoreError, kind_tag, kind_tags, scrub_entry
 
 SQLITE_SCHEMA_VERSION = 1
 VECTOR_INDEXES = ("matrix", "sqlite-vec")
@@ -300,7 +300,7 @@ class SqliteStore:
             if opened:  # nothing else is in this transaction: end it, so no write lock is left held
                 self.db.execute("ROLLBACK")
                 self._in_txn = False
-            raise StoreError(f"{self.path}: a memory with id {record.id} already exists (another process wrote it); "
+            raise IdTakenError(f"{self.path}: a memory with id {record.id} already exists (another process wrote it); "
                              "nothing was stored, the next call re-reads the file") from e
         rowid = self.db.last_insert_rowid()
         self._rowid[record.id] = rowid
@@ -359,6 +359,11 @@ class SqliteStore:
         return self._cache.embeddings(ids)
 
     # ---- search -------------------------------------------------------------------------
+    def vector_top_k_many(self, queries: np.ndarray, k: int, flt: RecordFilter) -> list[list[tuple[str, float]]]:
+        if self.vector_index == "matrix":
+            return self._cache.vector_top_k_many(queries, k, flt)
+        return [self.vector_top_k(q, k, flt) for q in np.asarray(queries)]
+
     def vector_top_k(self, query: np.ndarray, k: int, flt: RecordFilter) -> list[tuple[str, float]]:
         if self.vector_index == "matrix":
             return self._cache.vector_top_k(query, k, flt)

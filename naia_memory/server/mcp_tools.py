@@ -1,0 +1,100 @@
+"""An MCP server over one ``MemorySystem`` (the ``mcp`` SDK, 2.x).
+
+Tools: ``remember`` (store a turn), ``recall`` (what is relevant to a
+query), ``forget`` (one memory, with what was made from it), ``list``
+(the memories, newest last) and ``consolidate`` (waiting turns into facts).
+One server serves one project: an agent reaches that project only, and an
+id from another project is reported as unknown. Errors come back as tool
+errors carrying the engine's message (a too-long text, an unknown id).
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from ..contract import RecallHit
+from ..stores.port import StoreError
+from ..validate import check_name
+
+INSTRUCTIONS = ("Long-term memory of the user, kept on their machine. Call recall before answering about the user "
+                "or earlier conversations; call remember with what the user said that is worth keeping; call "
+                "consolidate when the conversation is idle; forget only on the user's request.")
+
+
+def _hit(h: RecallHit, score: bool = False) -> dict[str, Any]:
+    out = {"id": h.id, "memory": h.content, "kind": h.kind.value, "created_at": h.created_at.isoformat(),
+           "status": h.metadata["status"], "sources": list(h.metadata["source_ids"])}
+    if score:
+        out["score"] = round(h.score, 4)
+    return out
+
+
+def _told(fn: Callable) -> Callable:
+    """The engine's own errors (a bad value, an unknown id, a store another
+    process holds) reach the agent with their message; anything else is a
+    crash the SDK reports without details."""
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except KeyError as e:
+            raise ToolError(e.args[0] if e.args else "not found") from None
+        except (ValueError, StoreError) as e:
+            raise ToolError(str(e)) from None
+    return call
+
+
+def build_mcp(memory, project: str = "default") -> MCPServer:
+    check_name(project, "project")
+    server = MCPServer(name="naia-memory", instructions=INSTRUCTIONS, version="0.1.0")
+
+    def _own(memory_id: str) -> None:
+        hit = memory.get(memory_id)
+        if hit is None or hit.metadata["project"] != project:
+            raise KeyError(f"no memory with id {memory_id!r}")
+
+    @server.tool(description="Store one turn of the conversation if it is worth keeping (the importance gate decides).")
+    @_told
+    def remember(content: str, role: str = "user", session: str | None = None) -> dict[str, Any]:
+        r = memory.encode(content=content, role=role, session=session, project=project)
+        return {"stored": r.stored, "id": r.id, "reason": r.reason}
+
+    @server.tool(description="The memories most relevant to a query, best first, with the turns they came from.")
+    @_told
+    def recall(query: str, top_k: int = 5) -> list[dict[str, Any]]:
+        return [_hit(h, score=True) for h in memory.recall(query=query, top_k=top_k, project=project).hits]
+
+    @server.tool(description="Erase one memory by id, and what was made from it (the user's request only).")
+    @_told
+    def forget(memory_id: str) -> dict[str, Any]:
+        _own(memory_id)
+        return {"deleted": memory.forget(memory_id=memory_id)}
+
+    @server.tool(name="list", description="The current memories, oldest first; kind 'fact' or 'episode' narrows them.")
+    @_told
+    def list_memories(kind: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        return [_hit(h) for h in memory.memories(project=project, kinds=[kind] if kind else None)][-limit:]
+
+    @server.tool(description="Turn the conversation's waiting turns into facts now (updates what changed).")
+    @_told
+    def consolidate() -> dict[str, Any]:
+        rep = memory.consolidate(project=project)
+        ops: dict[str, int] = {}
+        for d in rep.decisions:
+            ops[d.op.value] = ops.get(d.op.value, 0) + 1
+        return {"turns": rep.episodes_processed, "decisions": ops}
+
+    return server
+
+
+def serve_stdio(memory, project: str = "default") -> None:
+    """Run over stdin/stdout until the client closes it (the CLI's ``serve mcp``)."""
+    build_mcp(memory, project).run(transport="stdio")
+
+
+__all__ = ["build_mcp", "serve_stdio"]

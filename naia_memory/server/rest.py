@@ -1,0 +1,372 @@
+"""A REST server over one ``MemorySystem``, in the shape of mem0's REST API.
+
+    POST   /memories                 add messages for a user (each one a turn)
+    GET    /memories?user_id=        list a user's memories
+    GET    /memories/{id}?user_id=   one memory
+    PUT    /memories/{id}            correct it (the old version stays as history)
+    GET    /memories/{id}/history    every version, oldest first
+    DELETE /memories/{id}?user_id=   forget it (and what was made from it)
+    DELETE /memories?user_id=        forget everything of a user
+    POST   /search                   recall for a user
+    POST   /consolidate              turn a user's waiting turns into facts
+    GET    /health                   liveness, no auth
+
+A user is a project of the store: every request names its ``user_id`` and
+can reach only that project's memories; another user's id answers 404, as
+an id that does not exist (no request learns that it does). A bearer token
+is required unless auth is explicitly switched off, which is refused for
+any address but loopback; a token may be bound to one user (it then acts for
+no other) or act for any. Bodies are capped in bytes and each client is rate
+limited (``limits.py``). The engine's lock makes one store safe across the
+server's worker threads; run one server process per store (a second process
+on a JSON store is refused by its lock).
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import math
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, Mapping
+
+from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, Field
+
+from ..contract import RecallHit
+from ..stores.port import StoreError
+from ..validate import check_name
+from .limits import RateLimiter
+
+MAX_MESSAGES = 100  # one add: a conversation's worth of turns
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """``tokens`` maps a bearer token to the user it acts for (None: any user)."""
+
+    tokens: Mapping[str, str | None] = field(default_factory=dict)
+    auth: bool = True
+    host: str = "127.0.0.1"
+    max_body_bytes: int = 1 << 20
+    rate: float = 50.0  # requests a second per client, on average
+    burst: int = 100
+
+    def check(self) -> None:
+        if self.auth and not self.tokens:
+            raise ValueError("the server needs at least one bearer token (or auth switched off, on loopback only)")
+        if not self.auth and not is_loopback(self.host):
+            raise ValueError(f"auth can be switched off only on a loopback address, not {self.host!r}")
+        for token, user in self.tokens.items():
+            if len(token) < 16:
+                raise ValueError("a bearer token must have at least 16 characters")
+            check_name(user, "token user", optional=True)
+        if self.max_body_bytes < 1024:
+            raise ValueError("max_body_bytes must be at least 1024")
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+# ---------------------------------------------------------------- schemas
+class Message(BaseModel):
+    role: Literal["user", "assistant", "system", "tool"] = "user"
+    content: str
+
+
+class AddRequest(BaseModel):
+    messages: list[Message] = Field(min_length=1, max_length=MAX_MESSAGES)
+    user_id: str
+    run_id: str | None = Field(None, description="the conversation the messages belong to (a session)")
+    agent_id: str | None = Field(None, description="kept in each memory's metadata")
+    metadata: dict[str, Any] | None = None
+    infer: bool = Field(False, description="also consolidate the user's waiting turns into facts now")
+
+
+class SearchRequest(BaseModel):
+    query: str
+    user_id: str
+    limit: int = Field(10, ge=1, le=100)
+
+
+class UpdateRequest(BaseModel):
+    text: str
+    user_id: str
+
+
+class ConsolidateRequest(BaseModel):
+    user_id: str
+
+
+class MemoryOut(BaseModel):
+    id: str
+    memory: str
+    kind: str
+    user_id: str
+    status: str
+    role: str | None
+    run_id: str | None
+    score: float | None = None
+    created_at: datetime
+    updated_at: datetime
+    valid_from: datetime | None
+    valid_to: datetime | None
+    supersedes: str | None
+    superseded_by: str | None
+    provenance: list[str]
+    source_ids: list[str]
+
+
+class MemoryList(BaseModel):
+    results: list[MemoryOut]
+
+
+class AddEvent(BaseModel):
+    id: str | None
+    memory: str
+    event: Literal["ADD", "NONE"]
+    reason: str
+
+
+class AddOut(BaseModel):
+    results: list[AddEvent]
+    consolidated: dict[str, int] | None = None
+
+
+class UpdateOut(BaseModel):
+    id: str
+    previous_id: str
+    memory: str
+
+
+class DeleteOut(BaseModel):
+    message: str
+    deleted: int
+
+
+class ConsolidateOut(BaseModel):
+    turns: int
+    decisions: dict[str, int]
+
+
+class ErrorOut(BaseModel):
+    detail: str
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorOut, "description": "a value the memory refuses (empty or oversized text, a bad name...)"},
+    401: {"model": ErrorOut, "description": "no valid bearer token"},
+    403: {"model": ErrorOut, "description": "the token acts for another user"},
+    404: {"model": ErrorOut, "description": "no such memory for this user"},
+    413: {"model": ErrorOut, "description": "request body over the server's limit"},
+    429: {"model": ErrorOut, "description": "rate limit; see Retry-After"},
+    503: {"model": ErrorOut, "description": "the store is unavailable (held by another process, damaged)"},
+}
+
+
+class HealthOut(BaseModel):
+    status: str
+    memories: int
+
+
+def memory_out(h: RecallHit, score: float | None = None) -> MemoryOut:
+    md = h.metadata
+    return MemoryOut(id=h.id, memory=h.content, kind=h.kind.value, user_id=md["project"], status=md["status"], role=md["role"],
+                     run_id=md["session"], score=score, created_at=h.created_at, updated_at=h.updated_at,
+                     valid_from=md["valid_from"], valid_to=md["valid_to"], supersedes=md["supersedes"],
+                     superseded_by=md["superseded_by"], provenance=list(h.provenance), source_ids=list(md["source_ids"]))
+
+
+# ---------------------------------------------------------------- errors
+class _BodyLimit:
+    """Refuses a body over the cap before the app sees any of it: by its
+    declared length, or, with none declared, by reading at most ``limit``
+    bytes of it here (the app then gets the buffered body)."""
+
+    def __init__(self, app, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def _refuse(self, scope, receive, send) -> None:
+        response = JSONResponse({"detail": f"request body over {self.limit} bytes"}, status_code=413)
+        await response(scope, receive, send)
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        declared = dict(scope.get("headers") or ()).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+            return await self._refuse(scope, receive, send)
+        if declared is not None:
+            return await self.app(scope, receive, send)
+        chunks, seen = [], 0
+        while True:
+            msg = await receive()
+            if msg["type"] != "http.request":  # the client went away
+                return
+            chunks.append(msg.get("body", b""))
+            seen += len(chunks[-1])
+            if seen > self.limit:
+                return await self._refuse(scope, receive, send)
+            if not msg.get("more_body", False):
+                break
+        body, sent = b"".join(chunks), False
+
+        async def replay():
+            nonlocal sent
+            if sent:
+                return await receive()
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        return await self.app(scope, replay, send)
+
+
+def _error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ValueError)
+    async def bad_value(_request: Request, e: ValueError):  # the engine's boundary checks (validate.py)
+        return JSONResponse({"detail": str(e)}, status_code=400)
+
+    @app.exception_handler(KeyError)
+    async def unknown_id(_request: Request, e: KeyError):
+        return JSONResponse({"detail": e.args[0] if e.args else "not found"}, status_code=404)
+
+    @app.exception_handler(StoreError)
+    async def store_unavailable(_request: Request, e: StoreError):  # damaged, locked by another process, closed
+        return JSONResponse({"detail": f"the store is unavailable: {e}"}, status_code=503, headers={"Retry-After": "5"})
+
+
+# ---------------------------------------------------------------- app
+@dataclass(frozen=True)
+class Caller:
+    user: str | None  # the user a bound token acts for; None: any
+
+
+def create_app(memory, settings: ServerSettings, *, clock=time.monotonic) -> FastAPI:
+    """The app over ``memory`` (a ``MemorySystem``); ``clock`` drives the rate limit."""
+    settings.check()
+    limiter = RateLimiter(settings.rate, settings.burst)
+    bearer = HTTPBearer(auto_error=False, description="a token given to the server (--token-env)")
+    app = FastAPI(title="naia-memory", version="0.1.0",
+                  description="Long-term memory for AI agents, on the user's machine. Every call names its user_id; "
+                              "a user reaches only their own memories.", responses=ERRORS)
+    app.add_middleware(_BodyLimit, limit=settings.max_body_bytes)
+    _error_handlers(app)
+
+    def caller(request: Request, creds: HTTPAuthorizationCredentials | None = Depends(bearer)) -> Caller:
+        if settings.auth:
+            token = creds.credentials if creds is not None and creds.scheme.lower() == "bearer" else ""
+            bound: str | None = None
+            found = False
+            for known, user in settings.tokens.items():  # every token compared, in constant time
+                if hmac.compare_digest(known.encode(), token.encode()) and token:
+                    found, bound = True, user
+            if not found:
+                raise HTTPException(401, "a valid bearer token is required", headers={"WWW-Authenticate": "Bearer"})
+            client = "token:" + hashlib.sha256(token.encode()).hexdigest()[:16]
+        else:
+            bound, client = None, "addr:" + (request.client.host if request.client else "?")
+        wait = limiter.take(client, clock())
+        if wait > 0:
+            raise HTTPException(429, "too many requests", headers={"Retry-After": str(max(1, math.ceil(wait)))})
+        return Caller(bound)
+
+    def acting(who: Caller, user_id: str) -> str:
+        check_name(user_id, "user_id")
+        if who.user is not None and who.user != user_id:
+            raise HTTPException(403, "this token acts for another user")
+        return user_id
+
+    def owned(memory_id: str, user: str) -> RecallHit:
+        hit = memory.get(memory_id) if isinstance(memory_id, str) and memory_id else None
+        if hit is None or hit.metadata["project"] != user:  # another user's memory reads as missing
+            raise HTTPException(404, f"no memory with id {memory_id!r} for this user")
+        return hit
+
+    @app.get("/health", response_model=HealthOut, tags=["server"])
+    def health() -> HealthOut:
+        return HealthOut(status="ok", memories=len(memory.store))
+
+    @app.post("/memories", response_model=AddOut, tags=["memories"])
+    def add(body: AddRequest, who: Caller = Depends(caller)) -> AddOut:
+        user = acting(who, body.user_id)
+        extra = dict(body.metadata or {})
+        if body.agent_id is not None:
+            extra["agent_id"] = check_name(body.agent_id, "agent_id")
+        turns = [{"content": m.content, "role": m.role, "session": body.run_id, "metadata": extra or None} for m in body.messages]
+        results = memory.encode_many(turns=turns, project=user)
+        events = [AddEvent(id=r.id, memory=m.content, event="ADD" if r.stored else "NONE", reason=r.reason)
+                  for m, r in zip(body.messages, results)]
+        done = _consolidate(memory, user).decisions if body.infer else None
+        return AddOut(results=events, consolidated=done)
+
+    @app.get("/memories", response_model=MemoryList, tags=["memories"])
+    def list_memories(user_id: str = Query(...), include_inactive: bool = Query(False),
+                      who: Caller = Depends(caller)) -> MemoryList:
+        user = acting(who, user_id)
+        return MemoryList(results=[memory_out(h) for h in memory.memories(project=user, include_inactive=include_inactive)])
+
+    @app.get("/memories/{memory_id}", response_model=MemoryOut, tags=["memories"])
+    def get_memory(memory_id: str, user_id: str = Query(...), who: Caller = Depends(caller)) -> MemoryOut:
+        return memory_out(owned(memory_id, acting(who, user_id)))
+
+    @app.put("/memories/{memory_id}", response_model=UpdateOut, tags=["memories"])
+    def update(memory_id: str, body: UpdateRequest, who: Caller = Depends(caller)) -> UpdateOut:
+        owned(memory_id, acting(who, body.user_id))
+        new_id = memory.edit(memory_id=memory_id, content=body.text)
+        return UpdateOut(id=new_id, previous_id=memory_id, memory=body.text)
+
+    @app.get("/memories/{memory_id}/history", response_model=MemoryList, tags=["memories"])
+    def history(memory_id: str, user_id: str = Query(...), who: Caller = Depends(caller)) -> MemoryList:
+        user = acting(who, user_id)
+        owned(memory_id, user)
+        return MemoryList(results=[memory_out(h) for h in memory.history(memory_id=memory_id) if h.metadata["project"] == user])
+
+    @app.delete("/memories/{memory_id}", response_model=DeleteOut, tags=["memories"])
+    def delete(memory_id: str, user_id: str = Query(...), who: Caller = Depends(caller)) -> DeleteOut:
+        owned(memory_id, acting(who, user_id))
+        n = memory.forget(memory_id=memory_id)
+        return DeleteOut(message=f"forgot {memory_id} and what was made from it", deleted=n)
+
+    @app.delete("/memories", response_model=DeleteOut, tags=["memories"])
+    def delete_all(user_id: str = Query(...), who: Caller = Depends(caller)) -> DeleteOut:
+        user = acting(who, user_id)
+        n = memory.forget(project=user)
+        return DeleteOut(message=f"forgot every memory of {user}", deleted=n)
+
+    @app.post("/search", response_model=MemoryList, tags=["memories"])
+    def search(body: SearchRequest, who: Caller = Depends(caller)) -> MemoryList:
+        user = acting(who, body.user_id)
+        res = memory.recall(query=body.query, top_k=body.limit, project=user)
+        return MemoryList(results=[memory_out(h, score=h.score) for h in res.hits])
+
+    @app.post("/consolidate", response_model=ConsolidateOut, tags=["memories"])
+    def consolidate(body: ConsolidateRequest, who: Caller = Depends(caller)) -> ConsolidateOut:
+        return _consolidate(memory, acting(who, body.user_id))
+
+    return app
+
+
+def _consolidate(memory, user: str) -> ConsolidateOut:
+    rep = memory.consolidate(project=user)
+    return ConsolidateOut(turns=rep.episodes_processed, decisions=dict(Counter(d.op.value for d in rep.decisions)))
+
+
+def serve(memory, settings: ServerSettings, port: int = 8765) -> None:
+    """Run the server in this process until interrupted (the CLI's ``serve rest``)."""
+    import uvicorn
+
+    uvicorn.run(create_app(memory, settings), host=settings.host, port=port, log_level="info", workers=1)
+
+
+__all__ = ["ServerSettings", "create_app", "serve", "is_loopback"]

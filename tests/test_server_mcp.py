@@ -1,0 +1,60 @@
+"""The MCP server (issue 11), driven by the SDK's real client over stdio:
+``naia-memory serve mcp`` started as a subprocess, as an agent host starts it."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mcp")
+import anyio  # noqa: E402
+from mcp import Client, StdioServerParameters  # noqa: E402
+
+from naia_memory import LocalStore, MemorySystem  # noqa: E402
+from naia_memory.embedders import HashingEmbedder  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_mcp_tools_over_stdio(tmp_path, tokenizer):
+    path = tmp_path / "m.json"
+    m = MemorySystem(store=LocalStore(path), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)
+    other = m.encode(content="I live in Oslo", project="someone-else").id
+    m.close()
+    params = StdioServerParameters(command=sys.executable, args=["-m", "naia_memory.cli", "--store", str(path), "serve", "mcp"],
+                                   cwd=str(REPO), env={**os.environ, "PYTHONPATH": str(REPO)})
+    seen: dict = {}
+
+    async def session() -> None:
+        async with Client(params, read_timeout_seconds=60) as c:
+            seen["tools"] = sorted(t.name for t in (await c.list_tools()).tools)
+            stored = (await c.call_tool("remember", {"content": "I live in Lisbon", "session": "chat"})).structured_content
+            await c.call_tool("remember", {"content": "I play bass in a band", "session": "chat"})
+            seen["stored"] = stored
+            seen["recall"] = (await c.call_tool("recall", {"query": "where do I live", "top_k": 1})).structured_content["result"]
+            seen["consolidate"] = (await c.call_tool("consolidate", {})).structured_content
+            seen["facts"] = (await c.call_tool("list", {"kind": "fact"})).structured_content["result"]
+            seen["other"] = await c.call_tool("forget", {"memory_id": other})  # another project's id: unknown here
+            seen["bad"] = await c.call_tool("remember", {"content": ""})
+            lisbon = next(f["id"] for f in seen["facts"] if "Lisbon" in f["memory"])
+            seen["forget"] = (await c.call_tool("forget", {"memory_id": lisbon})).structured_content
+            seen["after"] = (await c.call_tool("list", {})).structured_content["result"]
+
+    anyio.run(session)
+    assert seen["tools"] == ["consolidate", "forget", "list", "recall", "remember"]
+    assert seen["stored"]["stored"] is True and seen["stored"]["id"].startswith("ep_")
+    assert seen["recall"][0]["memory"] == "I live in Lisbon"
+    assert seen["consolidate"]["turns"] == 2 and seen["consolidate"]["decisions"]["ADD"] == 2
+    assert {f["memory"] for f in seen["facts"]} == {"I live in Lisbon", "I play bass in a band"}
+    assert seen["other"].is_error and "no memory with id" in seen["other"].content[0].text
+    assert seen["bad"].is_error and "content" in seen["bad"].content[0].text
+    assert seen["forget"]["deleted"] >= 2  # the fact and the turn it came from
+    assert [x["memory"] for x in seen["after"]] == ["I play bass in a band", "I play bass in a band"]
+    m = MemorySystem(store=LocalStore(path), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)
+    try:  # the other project was never touched, and the session's writes are on disk
+        assert [h.content for h in m.memories(project="someone-else")] == ["I live in Oslo"]
+        assert not any("Lisbon" in h.content for h in m.memories(project=None, include_inactive=True))
+    finally:
+        m.close()
