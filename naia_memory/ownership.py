@@ -88,7 +88,10 @@ class OwnerControls:
                           entities=sorted(set(self.tokenizer.nouns(content))), created_at=now, updated_at=now,
                           valid_from=now, valid_to=None, supersedes=old.id, superseded_by=None, recall_count=0,
                           metadata={**old.metadata, "edited_by_user": True})
-            self.store.put(new, self._embed_one(content))
+            vec = self._embed_one(content)
+            new.metadata.pop("path", None)
+            self.hierarchy.place(new, vec)  # the corrected text may belong elsewhere
+            self.store.put(new, vec)
             self.index.add(new)
             self.consolidator.retire(old, now, successor=new.id, reason="edited by user", episode_id="user-edit")
             self.store.append_log([{"op": "EDIT", "target": old.id, "new": new.id, "at": now.isoformat()}])
@@ -122,6 +125,7 @@ class OwnerControls:
             forgotten = [r for r in every if r.id in gone]
             for r in forgotten:
                 self.index.remove(r)
+                self.hierarchy.remove(r)
                 self.store.delete(r.id)
             sources = {r.id: source_ids(r) for r in every if r.kind is MemoryKind.EPISODE and r.id not in gone}
             for r in every:

@@ -70,7 +70,9 @@ def _rank(scores: Mapping[str, float]) -> list[tuple[str, float]]:
 
 class RecallPipeline:
     def __init__(self, *, store: StoragePort, embedder: Embedder, tokenizer: Tokenizer, config: EngineConfig,
-                 reranker: Reranker, entity_index: Callable[[str], set[str]]):
+                 reranker: Reranker, entity_index: Callable[[str], set[str]],
+                 route: Callable[[str, np.ndarray | None], frozenset[str] | None] | None = None):
+        self.route = route  # the hierarchy's routing (None: always flat)
         self.store = store
         self.embedder = embedder
         self.tokenizer = tokenizer
@@ -97,6 +99,12 @@ class RecallPipeline:
         cand_flt = flt
         if cfg.recall_faded and flt.statuses == (ACTIVE,):
             cand_flt = replace(flt, statuses=(ACTIVE, ARCHIVED))  # faded, not gone: a strong cue still reaches it
+        if cfg.routing and self.route is not None and flt.project is not None:
+            topics = self.route(flt.project, q_vec)  # None: no domain is close enough, search flat
+            timings["routed"] = 0.0 if topics is None else 1.0
+            if topics is not None:
+                timings["routed_topics"] = float(len(topics))
+                cand_flt = replace(cand_flt, topics=topics)
         q_tokens = self.tokenizer.tokens(query)
         if cfg.profile and is_profile_request(q_tokens):
             head, timings = self._profile(top_k, flt, now, timings, t1)

@@ -41,6 +41,9 @@ def _member(col: np.ndarray, codes: list[int | None], size: int) -> np.ndarray:
     return table[col]
 
 
+COLUMNS = ("project", "kind", "status", "created", "start", "end", "topic")
+
+
 class _Columns:
     """Per-row filter fields, capacity-doubling like the vector buffer."""
 
@@ -51,19 +54,20 @@ class _Columns:
         self.created = np.zeros(capacity, dtype=np.float64)
         self.start = np.zeros(capacity, dtype=np.float64)
         self.end = np.zeros(capacity, dtype=np.float64)
+        self.topic = np.zeros(capacity, dtype=np.int32)  # 0: not placed in the hierarchy
 
     def grow(self, n: int) -> None:
         if n <= len(self.project):
             return
         cap = max(16, 2 * len(self.project), n)
-        for name in ("project", "kind", "status", "created", "start", "end"):
+        for name in COLUMNS:
             old = getattr(self, name)
             new = np.zeros(cap, dtype=old.dtype)
             new[: len(old)] = old
             setattr(self, name, new)
 
     def copy_row(self, dst: int, src: int) -> None:
-        for name in ("project", "kind", "status", "created", "start", "end"):
+        for name in COLUMNS:
             col = getattr(self, name)
             col[dst] = col[src]
 
@@ -125,6 +129,7 @@ class RecordCache:
         self._projects = _Codes()
         self._statuses = _Codes()
         self._kinds = _Codes()
+        self._topics = _Codes({"": 0})  # code 0: not placed in the hierarchy
         self._sub = _Subset()
 
     @property
@@ -175,6 +180,8 @@ class RecordCache:
         c.created[row] = r.created_at.timestamp()
         c.start[row] = (r.valid_from or r.created_at).timestamp()
         c.end[row] = r.valid_to.timestamp() if r.valid_to is not None else _INF
+        path = r.metadata.get("path")
+        c.topic[row] = self._topics.code(str(path[2])) if isinstance(path, (list, tuple)) and len(path) == 3 else 0
 
     def replace(self, record: MemoryRecord) -> None:
         """A changed record (status, validity...): keep the filter columns true."""
@@ -240,6 +247,8 @@ class RecordCache:
         if flt.valid_at is not None:
             at = flt.valid_at.timestamp()
             m &= (c.start[:n] <= at) & (at < c.end[:n])
+        if flt.topics is not None:  # unplaced rows (code 0) pass, as in RecordFilter.matches
+            m &= _member(c.topic[:n], [0] + [self._topics.get(t) for t in flt.topics], len(self._topics))
         return m
 
     def iter(self, flt: RecordFilter | None = None) -> Iterator[MemoryRecord]:

@@ -51,6 +51,7 @@ class RecordFilter:
     statuses: tuple[str, ...] | None = (ACTIVE,)
     created_before: datetime | None = None  # inclusive: a recall never sees the future
     valid_at: datetime | None = None
+    topics: frozenset[str] | None = None  # routed recall: memories placed in these topics (unplaced ones pass)
 
     def matches(self, r: MemoryRecord) -> bool:
         if self.project is not None and r.project != self.project:
@@ -63,6 +64,10 @@ class RecordFilter:
             return False
         if self.valid_at is not None and not r.is_valid_at(self.valid_at):
             return False
+        if self.topics is not None:
+            path = r.metadata.get("path")
+            if isinstance(path, (list, tuple)) and len(path) == 3 and path[2] not in self.topics:
+                return False
         return True
 
 

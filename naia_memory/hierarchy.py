@@ -1,0 +1,100 @@
+"""The engine's hierarchy (HGVM): one tree per project, built as memories
+arrive, kept where every store keeps memories.
+
+Each placed memory carries its path in ``metadata["path"]`` ([domain,
+category, topic]); the trees are rebuilt from those paths and the stored
+vectors on open, so every backend (JSON, SQLite, Qdrant) stores the
+hierarchy without a table of its own and a reopen gives the same tree.
+Switched by ``EngineConfig.hierarchy`` (placing, listing) and
+``EngineConfig.routing`` (recall searches inside the routed sub-trees).
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+
+from .cognition.hierarchy import Thresholds, Tree, place, route
+from .config import EngineConfig
+from .records import MemoryRecord
+from .stores.port import StoragePort
+
+PATH_KEY = "path"
+
+
+def path_of(r: MemoryRecord) -> tuple[str, str, str] | None:
+    p = r.metadata.get(PATH_KEY)
+    return (str(p[0]), str(p[1]), str(p[2])) if isinstance(p, (list, tuple)) and len(p) == 3 else None
+
+
+class Hierarchy:
+    def __init__(self, store: StoragePort, config: EngineConfig, dim: int) -> None:
+        self.store, self.config, self.dim = store, config, dim
+        self.trees: dict[str, Tree] = {}
+
+    @property
+    def on(self) -> bool:
+        """Placing memories: the hierarchy switch, or routing (which needs the tree)."""
+        return self.config.hierarchy or self.config.routing
+
+    @property
+    def thresholds(self) -> Thresholds:
+        c = self.config
+        return Thresholds(topic=c.topic_threshold, category=c.category_threshold, domain=c.domain_threshold,
+                          route=c.route_threshold, categories=c.route_categories, margin=c.route_margin)
+
+    def tree(self, project: str) -> Tree:
+        if project not in self.trees:
+            self.trees[project] = Tree(self.dim)
+        return self.trees[project]
+
+    def rebuild(self, records: Iterable[MemoryRecord]) -> list[MemoryRecord]:
+        """Trees from the stored paths; with the hierarchy on, memories stored
+        without one (before it was switched on) are placed, oldest first, and
+        returned so the caller can save them."""
+        self.trees = {}
+        recs = sorted(records, key=lambda r: (r.created_at, r.id))
+        placed = [r for r in recs if path_of(r) is not None]
+        if placed:
+            vecs = self.store.embeddings([r.id for r in placed])
+            for r, v in zip(placed, vecs):
+                t = self.tree(r.project)
+                t.adopt(path_of(r))
+                t.add(path_of(r), v, r.entities)
+        if not self.on:
+            return []
+        todo = [r for r in recs if path_of(r) is None]
+        if todo:
+            for r, v in zip(todo, self.store.embeddings([r.id for r in todo])):
+                self.place(r, v)
+        return todo
+
+    def place(self, r: MemoryRecord, vec: np.ndarray) -> None:
+        """Give a new memory its path (before it is stored, so one commit holds both)."""
+        if not self.on:
+            return
+        r.metadata[PATH_KEY] = list(place(self.tree(r.project), vec, self.thresholds, r.entities))
+
+    def remove(self, r: MemoryRecord) -> None:
+        path = path_of(r)
+        if path is None or r.project not in self.trees:
+            return
+        vec = self.store.embeddings([r.id])
+        if len(vec):
+            self.trees[r.project].remove(path, vec[0], r.entities)
+
+    def route(self, project: str, qvec: np.ndarray | None) -> frozenset[str] | None:
+        if qvec is None or not self.config.routing or project not in self.trees:
+            return None
+        return route(self.trees[project], qvec, self.thresholds)
+
+    def topics(self, project: str) -> list[dict[str, Any]]:
+        """Every node of the project's tree, domains first, with its parent,
+        how many memories it holds and its most frequent words."""
+        t = self.trees.get(project)
+        if t is None:
+            return []
+        order = {"domain": 0, "category": 1, "topic": 2}
+        nodes = sorted((n for n in t.nodes.values() if n.count > 0),
+                       key=lambda n: (order[n.level], int(n.id[1:]) if n.id[1:].isdigit() else 0, n.id))
+        return [{"id": n.id, "level": n.level, "parent": n.parent, "memories": n.count, "label": n.label()} for n in nodes]

@@ -1,0 +1,118 @@
+"""HGVM's hierarchy (issue 12, first part): memories placed in domain >
+category > topic as they arrive, the tree kept on every naia store through a
+reopen, listed, and routed recall that searches inside the routed sub-trees
+or says it fell back to flat search."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import numpy as np
+import pytest
+
+from naia_memory import EngineConfig, MemorySystem
+from naia_memory.cognition.hierarchy import Thresholds, Tree, place, route
+from naia_memory.embedders import HashingEmbedder
+
+from .conftest import naia_store
+
+# the hashing embedder's scale: unrelated texts near 0, shared words well above
+HASHING = dict(topic_threshold=0.5, category_threshold=0.3, domain_threshold=0.2, route_threshold=0.2)
+SAID = {
+    "running": ["I run every morning in the park", "My morning run in the park was 10 km", "I run in the park before work"],
+    "work": ["The backend API design review went well", "We deploy the backend API on Friday", "The API deploy broke the backend"],
+    "family": ["My father has a hospital visit next week", "My father saw the hospital doctor", "The doctor said my father is fine"],
+}
+
+
+def _unit(v):
+    v = np.asarray(v, dtype=np.float64)
+    return v / np.linalg.norm(v)
+
+
+def test_place_joins_near_topics_and_opens_new_ones():
+    th = Thresholds(topic=0.9, category=0.7, domain=0.5, route=0.5)
+    t = Tree(3)
+    a = place(t, _unit([1, 0.05, 0]), th)
+    b = place(t, _unit([1, 0.1, 0]), th)  # cos ~0.999 with a: the same topic
+    c = place(t, _unit([1, 0.9, 0]), th)  # cos ~0.77: a new topic, same category
+    d = place(t, _unit([0, 0, 1]), th)  # unrelated: a new domain
+    assert a == b and c[:2] == a[:2] and c[2] != a[2] and d[0] != a[0]
+    assert t.nodes[a[0]].count == 3 and t.nodes[a[2]].count == 2
+    assert route(t, _unit([1, 0, 0]), th) == frozenset({a[2], c[2]})
+    assert route(t, _unit([0, 1, 0]), th) is None  # near no domain: not routed
+
+
+@pytest.mark.parametrize("kind", ["json", "sqlite", "qdrant"])
+def test_tree_is_stored_listed_and_survives_a_reopen(kind, tmp_path, tokenizer, t0):
+    cfg = EngineConfig(hierarchy=True, **HASHING)
+    m = MemorySystem(store=naia_store(kind, tmp_path), embedder=HashingEmbedder(dim=256), tokenizer=tokenizer, config=cfg)
+    i = 0
+    for texts in SAID.values():
+        for text in texts:
+            m.encode(content=text, now=t0 + timedelta(minutes=i))
+            i += 1
+    listed = m.topics()
+    topics = [n for n in listed if n["level"] == "topic"]
+    assert sum(n["memories"] for n in topics) == 9
+    paths = {h.content: tuple(m.store.get(h.id).metadata["path"]) for h in m.memories()}
+    topic_subjects = {}
+    for subject, texts in SAID.items():
+        assert len({paths[x][0] for x in texts}) == 1  # a subject keeps to one domain
+        for x in texts:
+            topic_subjects.setdefault(paths[x][2], set()).add(subject)
+    assert all(len(s) == 1 for s in topic_subjects.values())  # no topic mixes subjects
+    assert len({paths[x][0] for x in paths}) >= 2
+    m.close()
+    again = MemorySystem(store=naia_store(kind, tmp_path), embedder=HashingEmbedder(dim=256), tokenizer=tokenizer, config=cfg)
+    try:
+        assert again.topics() == listed
+    finally:
+        again.close()
+
+
+def test_routed_recall_searches_inside_and_says_when_it_did_not(tmp_path, tokenizer, t0):
+    cfg = EngineConfig(hierarchy=True, routing=True, route_categories=1, **HASHING)
+    m = MemorySystem(store=naia_store("json", tmp_path), embedder=HashingEmbedder(dim=256), tokenizer=tokenizer, config=cfg)
+    i = 0
+    for texts in SAID.values():
+        for text in texts:
+            m.encode(content=text, now=t0 + timedelta(minutes=i))
+            i += 1
+    later = t0 + timedelta(days=1)
+    r = m.recall(query="how was the morning run in the park", top_k=9, now=later)
+    assert r.timings_ms["routed"] == 1.0
+    assert set(r.contents()) <= set(SAID["running"]) and r.contents()  # nothing from the other sub-trees
+    flat = MemorySystem(store=naia_store("json", tmp_path / "flat"), embedder=HashingEmbedder(dim=256), tokenizer=tokenizer,
+                        config=EngineConfig(hierarchy=True, **HASHING))
+    for j, text in enumerate(t for texts in SAID.values() for t in texts):
+        flat.encode(content=text, now=t0 + timedelta(minutes=j))
+    assert len(flat.recall(query="how was the morning run in the park", top_k=9, now=later).contents()) > len(r.contents())
+    q = m.recall(query="quantum chromodynamics lattice", top_k=3, now=later)
+    assert q.timings_ms["routed"] == 0.0  # near no domain: searched flat, and said so
+    flat.close()
+    m.close()
+
+
+def test_switching_the_hierarchy_on_places_what_was_stored_before(tmp_path, tokenizer, t0):
+    m = MemorySystem(store=naia_store("json", tmp_path), embedder=HashingEmbedder(dim=256), tokenizer=tokenizer)
+    for j, text in enumerate(SAID["running"] + SAID["work"]):
+        m.encode(content=text, now=t0 + timedelta(minutes=j))
+    assert m.topics() == []  # off by default: nothing placed
+    m.close()
+    on = MemorySystem(store=naia_store("json", tmp_path), embedder=HashingEmbedder(dim=256), tokenizer=tokenizer,
+                      config=EngineConfig(hierarchy=True, **HASHING))
+    assert sum(n["memories"] for n in on.topics() if n["level"] == "domain") == 6
+    on.close()
+    reopened = MemorySystem(store=naia_store("json", tmp_path), embedder=HashingEmbedder(dim=256), tokenizer=tokenizer)
+    assert all("path" in r.metadata for r in reopened.store.records())  # the placement was saved
+    reopened.close()
+
+
+def test_forgetting_takes_a_memory_out_of_its_topic(tmp_path, tokenizer, t0):
+    m = MemorySystem(store=naia_store("json", tmp_path), embedder=HashingEmbedder(dim=256), tokenizer=tokenizer,
+                     config=EngineConfig(hierarchy=True, **HASHING))
+    ids = [m.encode(content=text, now=t0 + timedelta(minutes=j)).id for j, text in enumerate(SAID["family"])]
+    before = sum(n["memories"] for n in m.topics() if n["level"] == "domain")
+    m.forget(memory_id=ids[0])
+    assert sum(n["memories"] for n in m.topics() if n["level"] == "domain") == before - 1
+    m.close()
