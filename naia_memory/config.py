@@ -51,6 +51,7 @@ class EngineConfig:
     route_threshold: float = 0.80  # a query closer than this to no domain is searched flat
     route_categories: int = 3
     route_margin: float = 0.05  # domains within this of the nearest are searched too
+    hierarchy_centred: bool = False  # compare with the store's mean vector taken away (cognition/hierarchy.py)
     fusion: str = "relative"  # relative (min-max score fusion) | rrf
     rrf_k: int = 60
     candidate_k: int = 50

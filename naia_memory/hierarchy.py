@@ -45,7 +45,7 @@ class Hierarchy:
 
     def tree(self, project: str) -> Tree:
         if project not in self.trees:
-            self.trees[project] = Tree(self.dim)
+            self.trees[project] = Tree(self.dim, centred=self.config.hierarchy_centred)
         return self.trees[project]
 
     def rebuild(self, records: Iterable[MemoryRecord]) -> list[MemoryRecord]:

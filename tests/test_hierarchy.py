@@ -116,3 +116,26 @@ def test_forgetting_takes_a_memory_out_of_its_topic(tmp_path, tokenizer, t0):
     m.forget(memory_id=ids[0])
     assert sum(n["memories"] for n in m.topics() if n["level"] == "domain") == before - 1
     m.close()
+
+
+def test_centring_separates_what_a_shared_direction_hides():
+    """Vectors in a narrow cone (a large shared component, as small encoders
+    give): uncentred, everything is one topic; with the mean taken away, the
+    two groups part."""
+    rng = np.random.default_rng(3)
+    common = np.zeros(16)
+    common[0] = 4.0
+    a, b = np.zeros(16), np.zeros(16)
+    a[1], b[2] = 1.0, 1.0
+    group_a = [_unit(common + a + 0.05 * rng.standard_normal(16)) for _ in range(6)]
+    group_b = [_unit(common + b + 0.05 * rng.standard_normal(16)) for _ in range(6)]
+    th = Thresholds(topic=0.9, category=0.8, domain=0.7, route=0.7)
+    flat_tree, centred_tree = Tree(16), Tree(16, centred=True)
+    for va, vb in zip(group_a, group_b):
+        for t in (flat_tree, centred_tree):
+            place(t, va, th)
+            place(t, vb, th)
+    assert len([n for n in flat_tree.nodes.values() if n.level == "topic"]) == 1
+    pa = {place(centred_tree, v, th)[2] for v in group_a}
+    pb = {place(centred_tree, v, th)[2] for v in group_b}
+    assert pa.isdisjoint(pb)

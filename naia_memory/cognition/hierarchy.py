@@ -60,8 +60,14 @@ def _unit(v: np.ndarray) -> np.ndarray:
 class Tree:
     """One project's hierarchy."""
 
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int, centred: bool = False) -> None:
+        """``centred``: compare after taking the mean of every placed memory
+        away from both sides. Small multilingual encoders put every sentence
+        in a narrow cone (e5-small: unrelated pairs at cosine 0.75-0.80), and
+        the shared direction, not the topic, then decides; centring leaves
+        what tells memories apart."""
         self.dim = dim
+        self.centred = centred
         self.nodes: dict[str, Node] = {}
         self._next = {level: 0 for level in LEVELS}
 
@@ -111,8 +117,21 @@ class Tree:
         nodes = [n for n in self.nodes.values() if n.level == level and n.count > 0 and (parents is None or n.parent in parents)]
         if not nodes:
             return []
-        sims = np.stack([n.centroid() for n in nodes]) @ _unit(vec)
+        if self.centred:
+            mean = self.mean()
+            cents = np.stack([n.total / n.count for n in nodes]) - mean
+            q = _unit(vec) - mean
+            norms = np.linalg.norm(cents, axis=1) * max(float(np.linalg.norm(q)), 1e-12)
+            sims = (cents @ q) / np.maximum(norms, 1e-12)
+        else:
+            sims = np.stack([n.centroid() for n in nodes]) @ _unit(vec)
         return sorted(zip((n.id for n in nodes), sims.tolist()), key=lambda kv: (-kv[1], kv[0]))
+
+    def mean(self) -> np.ndarray:
+        """The mean unit vector of every memory placed (the domains hold them all)."""
+        doms = [n for n in self.nodes.values() if n.level == "domain" and n.count > 0]
+        count = sum(n.count for n in doms)
+        return sum((n.total for n in doms), np.zeros(self.dim)) / count if count else np.zeros(self.dim)
 
     def path_of(self, topic: str) -> tuple[str, str, str]:
         cat = self.nodes[topic].parent
