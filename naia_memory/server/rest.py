@@ -30,21 +30,32 @@ import math
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, Literal, Mapping
+from typing import Mapping
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, Field
 
 from ..contract import RecallHit
 from ..stores.port import StoreError
 from ..validate import check_name
 from .limits import RateLimiter
-
-MAX_MESSAGES = 100  # one add: a conversation's worth of turns
-
+from .schemas import (
+    ERRORS,
+    AddEvent,
+    AddOut,
+    AddRequest,
+    ConsolidateOut,
+    ConsolidateRequest,
+    DeleteOut,
+    HealthOut,
+    MemoryList,
+    MemoryOut,
+    SearchRequest,
+    UpdateOut,
+    UpdateRequest,
+    memory_out,
+)
 
 @dataclass(frozen=True)
 class ServerSettings:
@@ -77,115 +88,6 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-# ---------------------------------------------------------------- schemas
-class Message(BaseModel):
-    role: Literal["user", "assistant", "system", "tool"] = "user"
-    content: str
-
-
-class AddRequest(BaseModel):
-    messages: list[Message] = Field(min_length=1, max_length=MAX_MESSAGES)
-    user_id: str
-    run_id: str | None = Field(None, description="the conversation the messages belong to (a session)")
-    agent_id: str | None = Field(None, description="kept in each memory's metadata")
-    metadata: dict[str, Any] | None = None
-    infer: bool = Field(False, description="also consolidate the user's waiting turns into facts now")
-
-
-class SearchRequest(BaseModel):
-    query: str
-    user_id: str
-    limit: int = Field(10, ge=1, le=100)
-
-
-class UpdateRequest(BaseModel):
-    text: str
-    user_id: str
-
-
-class ConsolidateRequest(BaseModel):
-    user_id: str
-
-
-class MemoryOut(BaseModel):
-    id: str
-    memory: str
-    kind: str
-    user_id: str
-    status: str
-    role: str | None
-    run_id: str | None
-    score: float | None = None
-    created_at: datetime
-    updated_at: datetime
-    valid_from: datetime | None
-    valid_to: datetime | None
-    supersedes: str | None
-    superseded_by: str | None
-    provenance: list[str]
-    source_ids: list[str]
-
-
-class MemoryList(BaseModel):
-    results: list[MemoryOut]
-
-
-class AddEvent(BaseModel):
-    id: str | None
-    memory: str
-    event: Literal["ADD", "NONE"]
-    reason: str
-
-
-class AddOut(BaseModel):
-    results: list[AddEvent]
-    consolidated: dict[str, int] | None = None
-
-
-class UpdateOut(BaseModel):
-    id: str
-    previous_id: str
-    memory: str
-
-
-class DeleteOut(BaseModel):
-    message: str
-    deleted: int
-
-
-class ConsolidateOut(BaseModel):
-    turns: int
-    decisions: dict[str, int]
-
-
-class ErrorOut(BaseModel):
-    detail: str
-
-
-ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"model": ErrorOut, "description": "a value the memory refuses (empty or oversized text, a bad name...)"},
-    401: {"model": ErrorOut, "description": "no valid bearer token"},
-    403: {"model": ErrorOut, "description": "the token acts for another user"},
-    404: {"model": ErrorOut, "description": "no such memory for this user"},
-    413: {"model": ErrorOut, "description": "request body over the server's limit"},
-    429: {"model": ErrorOut, "description": "rate limit; see Retry-After"},
-    503: {"model": ErrorOut, "description": "the store is unavailable (held by another process, damaged)"},
-}
-
-
-class HealthOut(BaseModel):
-    status: str
-    memories: int
-
-
-def memory_out(h: RecallHit, score: float | None = None) -> MemoryOut:
-    md = h.metadata
-    return MemoryOut(id=h.id, memory=h.content, kind=h.kind.value, user_id=md["project"], status=md["status"], role=md["role"],
-                     run_id=md["session"], score=score, created_at=h.created_at, updated_at=h.updated_at,
-                     valid_from=md["valid_from"], valid_to=md["valid_to"], supersedes=md["supersedes"],
-                     superseded_by=md["superseded_by"], provenance=list(h.provenance), source_ids=list(md["source_ids"]))
 
 
 # ---------------------------------------------------------------- errors
