@@ -79,7 +79,7 @@ class EngineConfig:
     decay_params: DecayParams = field(default_factory=DecayParams)
 
     SWITCHES = ("gate", "consolidation", "context", "vector", "bm25", "graph", "speaker", "attribute", "time", "question", "present", "profile", "decay", "strengthen",
-                "recall_faded", "collapse", "mmr", "reranker")
+                "recall_faded", "collapse", "mmr", "reranker", "routing")
 
     @classmethod
     def from_mapping(cls, m: Mapping[str, Any] | None) -> "EngineConfig":
