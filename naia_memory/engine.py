@@ -159,7 +159,7 @@ class MemorySystem(OwnerControls):
         if changed is not None and changed():
             self.store.refresh()
             self.index.rebuild(self.store.records())
-            self.hierarchy.rebuild(self.store.records(RecordFilter(statuses=None)))
+            self._place_unplaced()  # another process's memories may need a path (saved, not only held)
 
     def _commit(self) -> None:
         if getattr(self.store, "autosave", True):
