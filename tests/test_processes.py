@@ -103,3 +103,23 @@ def test_two_processes_saying_the_same_thing_at_the_same_time_both_keep_it(tmp_p
     again = SqliteStore(path)
     assert len(again) == 3
     again.close()
+
+
+def test_a_store_opened_before_another_process_bound_the_embedder_catches_up(tmp_path, t0):
+    """CI found this race: two new processes open an empty file, one binds the
+    embedder and writes; the other, loaded when the file had no embedder,
+    must not keep a 0-d vector cache (its first write failed)."""
+    pytest.importorskip("apsw")
+    from naia_memory.stores.sqlite_store import SqliteStore
+
+    path = str(tmp_path / "fresh.sqlite")
+    late = SqliteStore(path)  # loaded while the file is still unbound
+    first = MemorySystem(store=SqliteStore(path), embedder=HashingEmbedder(dim=32))
+    first.encode(content="the first process's note about basil", now=t0)
+    first.close()
+    late._seen_version = late._data_version()  # the window CI hit: the commits landed as `late` finished loading
+    second = MemorySystem(store=late, embedder=HashingEmbedder(dim=32))
+    assert second.encode(content="the second process's note about mint", now=t0 + timedelta(seconds=1)).stored
+    assert sorted(r.content for r in second.store.records(None)) == [
+        "the first process's note about basil", "the second process's note about mint"]
+    second.close()

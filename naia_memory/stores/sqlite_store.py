@@ -135,8 +135,8 @@ class SqliteStore:
         self._migrate()
         self._sealer: Sealer | None = None
         self._open_sealer(passphrase)
+        self._seen_version = self._data_version()  # before the read: a commit landing during it is caught up next call
         self._load()
-        self._seen_version = self._data_version()
 
     # ---- encryption -------------------------------------------------------------
     def _open_sealer(self, passphrase: str | None) -> None:
@@ -266,11 +266,21 @@ class SqliteStore:
                 "embedder": self._meta_get("embedder"), "vector_index": self.vector_index}
 
     def bind_embedder(self, name: str, dim: int) -> None:
-        if check_embedder(self.path, self._meta_get("embedder"), name, dim):
+        self._begin()  # read and bind under the write lock: two new processes must not both bind
+        try:
+            new = check_embedder(self.path, self._meta_get("embedder"), name, dim)
+        except BaseException:
+            self.commit()
+            raise
+        if new:
             self._meta_set("embedder", {"name": name, "dim": int(dim)})
             self._cache.reset_vectors(0, dim)
             self._ensure_vec_table(dim)
             self.commit()
+        else:
+            self.commit()
+            if self._cache.dim != int(dim):  # another process bound the file after this one loaded it
+                self.refresh()
 
     def rebind_embedder(self, name: str, dim: int) -> None:
         self._meta_set("embedder", {"name": name, "dim": int(dim)})
@@ -437,8 +447,8 @@ class SqliteStore:
         self._rowid.clear()
         self._by_rowid.clear()
         self._bm25 = BM25Index()
+        self._seen_version = self._data_version()  # before the read: a commit landing during it is caught up next call
         self._load()
-        self._seen_version = self._data_version()
 
     def _data_version(self) -> int:
         return int(list(self.db.execute("PRAGMA data_version"))[0][0])
