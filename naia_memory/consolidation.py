@@ -18,6 +18,7 @@ from typing import Callable
 import numpy as np
 
 from .cognition import contradiction
+from .cognition.centring import centred_cosines, language
 from .cognition.facts import FactCandidate, extract, extract_facts, strip_speaker
 from .cognition.tokenize import Tokenizer
 from .config import EngineConfig
@@ -38,8 +39,10 @@ class Consolidator:
     def __init__(self, *, store: StoragePort, tokenizer: Tokenizer, config: EngineConfig, index: MemoryIndex,
                  contradiction_filter: ContradictionFilter, fact_extractor: LLMFactExtractor | None,
                  embed_one: Callable[[str], np.ndarray], new_id: Callable[[str, str, datetime, str], str],
-                 place: Callable[[MemoryRecord, np.ndarray], None] | None = None):
-        self.place = place  # the hierarchy gives a new fact its path before it is stored
+                 place: Callable[[MemoryRecord, np.ndarray], None] | None = None,
+                 background: Callable[[str], np.ndarray] | None = None):
+        self.place = place
+        self.background = background  # language -> the mean vector of ordinary sentences (cognition.centring)  # the hierarchy gives a new fact its path before it is stored
         self.store = store
         self.tokenizer = tokenizer
         self.config = config
@@ -150,7 +153,12 @@ class Consolidator:
                 return Decision(DecisionOp.NOOP, cand.content, None, f.id, distance, "near-duplicate", now, (ep.id,))
         attr = contradiction.attribute(cand.attribute) if cand.attribute else None
         values = contradiction.value_tokens(cand.content, tokens, attr, self.tokenizer.tokens)
-        existing = [FactView(f.id, f.content, f.attribute, frozenset(f.metadata.get("values", ())), float(s)) for f, s in zip(active, sims)]
+        centred = [None] * len(active)
+        if active and self.background is not None:  # which fact it is about, judged with the common direction taken out too
+            centred = [float(c) for c in centred_cosines(self.store.embeddings([f.id for f in active]), vec,
+                                                         self.background(language(cand.content)))]
+        existing = [FactView(f.id, f.content, f.attribute, frozenset(f.metadata.get("values", ())), float(s), c)
+                    for f, s, c in zip(active, sims, centred)]
         try:
             verdict = self.contradiction_filter.judge(cand.content, attr, values, existing)
         except UnparseableAnswer as e:

@@ -16,6 +16,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from .cognition.centring import background_means
 from .cognition.decay import retention, retention_many, should_archive
 from .cognition.rerank import NoopReranker, Reranker
 from .cognition.tokenize import KiwiTokenizer, Tokenizer
@@ -101,7 +102,8 @@ class MemorySystem(OwnerControls):
                                place=self.hierarchy.place)
         self.consolidator = Consolidator(store=store, tokenizer=self.tokenizer, config=self.config, index=self.index,
                                          contradiction_filter=judge, fact_extractor=fact_extractor,
-                                         embed_one=self._embed_one, new_id=self._new_id, place=self.hierarchy.place)
+                                         embed_one=self._embed_one, new_id=self._new_id, place=self.hierarchy.place,
+                                         background=self._background if self.config.slot_centring else None)
         self._place_unplaced()
         self._id_counter = len(store)
         self.encoder.enabled = enabled
@@ -164,6 +166,9 @@ class MemorySystem(OwnerControls):
     def _commit(self) -> None:
         if getattr(self.store, "autosave", True):
             self.store.commit()
+
+    def _background(self, lang: str) -> np.ndarray:
+        return background_means(self.embedder.name, self.embedder.dim, self.embedder.embed_passages)[lang]
 
     def _embed_one(self, text: str) -> np.ndarray:
         v = self.embedder.embed_passages([text])

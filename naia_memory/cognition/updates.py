@@ -48,16 +48,31 @@ class Known:
     reading: Reading
     attribute: str | None
     similarity: float  # cosine to the new statement
+    centred: float | None = None  # the same with the mean of ordinary sentences taken out (cognition.centring)
+
+    @property
+    def rank_score(self) -> float:
+        """What orders the candidates: the centred cosine separates the fact a
+        statement is about from the others far better (dev AUC 0.94 vs 0.77)."""
+        return self.similarity if self.centred is None else self.centred
 
 
 @dataclass(frozen=True)
 class SlotWeights:
-    """How close the nearest fact must be to be the same slot (e5 cosine; set on the natural suite's dev part)."""
+    """How close the nearest fact must be to be the same slot (e5 scale; set on
+    the natural suite's dev part). A fact passes on its raw cosine or on its
+    centred one (``cognition.centring``): the raw thresholds are those set
+    before centring; the centred ones add what raw cosines miss (dev recall
+    0.78 -> 0.81 at the same false-positive rate, flat for ``c_cued`` 0.05-0.2)."""
 
     cued: float = 0.80  # the new statement says something changed or ended
     margin: float = 0.03  # a slot found by closeness alone must stand out from the next nearest fact
     shared: float = 0.86  # no cue, but a content word or the predicate is shared
     alone: float = 0.92  # no cue, nothing shared
+    c_cued: float = 0.15  # the same four on centred cosines (0: unrelated)
+    c_margin: float = 0.05
+    c_shared: float = 0.30
+    c_alone: float = 0.60
     nearest: int = 3  # AIDA compares with the three nearest
 
 
@@ -79,17 +94,26 @@ def _cued(new: Reading) -> bool:
     return new.switch or new.ending
 
 
-def same_slot(new: Reading, new_attr: Attribute | None, old: Known, w: SlotWeights, runner_up: float = 0.0) -> bool:
-    """``runner_up``: the similarity of the next nearest fact. Among hundreds of
-    facts (a long conversation) something is always close; closeness alone
-    counts only when this fact stands out."""
+def _close(new: Reading, shared: bool, sim: float, runner_up: float, cued: float, margin: float,
+           shared_at: float, alone: float) -> bool:
+    if shared and sim >= (cued if new.change else shared_at):
+        return True
+    stands_out = sim - runner_up >= margin
+    return stands_out and (sim >= alone or (_cued(new) and sim >= cued))
+
+
+def same_slot(new: Reading, new_attr: Attribute | None, old: Known, w: SlotWeights, runner_up: float = 0.0,
+              centred_runner_up: float = 0.0) -> bool:
+    """``runner_up``: the similarity of the next nearest fact (raw, and
+    centred). Among hundreds of facts (a long conversation) something is always
+    close; closeness alone counts only when this fact stands out."""
     if new_attr is not None and not new_attr.multi and old.attribute is not None and new_attr.name == old.attribute:
         return True  # one value at a time (a job, a home); a list-valued attribute says nothing about the slot
     shared = _shares(new, old.reading)
-    if shared and old.similarity >= (w.cued if new.change else w.shared):
+    if _close(new, shared, old.similarity, runner_up, w.cued, w.margin, w.shared, w.alone):
         return True
-    stands_out = old.similarity - runner_up >= w.margin
-    return stands_out and (old.similarity >= w.alone or (_cued(new) and old.similarity >= w.cued))
+    return old.centred is not None and _close(new, shared, old.centred, centred_runner_up, w.c_cued, w.c_margin,
+                                               w.c_shared, w.c_alone)
 
 
 def pick_slot(new: Reading, new_attr: Attribute | None, known: Sequence[Known], w: SlotWeights) -> Known | None:
@@ -102,10 +126,11 @@ def pick_slot(new: Reading, new_attr: Attribute | None, known: Sequence[Known], 
         same = [k for k in known if k.attribute == new_attr.name]
         if same:
             return max(same, key=lambda k: (k.similarity, k.id))
-    ranked = sorted(known, key=lambda k: (-k.similarity, k.id))
+    ranked = sorted(known, key=lambda k: (-k.rank_score, k.id))
     nearest = ranked[: w.nearest]
-    ok = [k for i, k in enumerate(nearest)
-          if same_slot(new, new_attr, k, w, max((o.similarity for o in ranked if o is not k), default=0.0))]
+    ok = [k for k in nearest
+          if same_slot(new, new_attr, k, w, max((o.similarity for o in ranked if o is not k), default=0.0),
+                       max((o.centred for o in ranked if o is not k and o.centred is not None), default=0.0))]
     if not ok:
         return None
     return next((k for k in ok if _shares(new, k.reading)), ok[0])

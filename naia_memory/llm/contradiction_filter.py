@@ -27,7 +27,8 @@ class FactView:
     content: str
     attribute: str | None
     values: frozenset[str]
-    similarity: float
+    similarity: float  # cosine to the new fact
+    centred: float | None = None  # the same with the mean of ordinary sentences taken out (cognition.centring)
 
 
 @runtime_checkable
@@ -62,7 +63,7 @@ class StatementContradictionFilter:
         self._read = functools.lru_cache(maxsize=memo)(lambda text: read(text, self.tokenizer))
 
     def judge(self, new_text: str, attr: Attribute | None, values: frozenset[str], existing: Sequence[FactView]) -> Verdict:
-        known = [Known(f.id, self._read(f.content), f.attribute, f.similarity) for f in existing]
+        known = [Known(f.id, self._read(f.content), f.attribute, f.similarity, f.centred) for f in existing]
         return decide(self._read(new_text), attr, known, self.weights)
 
 
@@ -87,7 +88,7 @@ class LLMContradictionFilter:
         return f"llm:{self.client.name}"
 
     def judge(self, new_text: str, attr: Attribute | None, values: frozenset[str], existing: Sequence[FactView]) -> Verdict:
-        shown = sorted(existing, key=lambda f: -f.similarity)[: self.max_existing]
+        shown = sorted(existing, key=lambda f: -(f.similarity if f.centred is None else f.centred))[: self.max_existing]
         if not shown:
             return Verdict("add", None, "no existing memory to compare")
         listing = "\n".join(f"{i + 1}. {f.content}" for i, f in enumerate(shown))
