@@ -1,0 +1,177 @@
+"""The engine's upkeep: decay, backup, re-embedding, on/off/incognito and
+the background consolidation timer.
+
+A mixin of ``MemorySystem`` (like ``OwnerControls``), split out so the engine
+module holds encode, consolidate and recall; these work on the engine's store,
+config, lock and components, which ``MemorySystem.__init__`` sets.
+"""
+from __future__ import annotations
+
+import inspect
+import logging
+import threading
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from .cognition.decay import retention, retention_many, should_archive
+from .embedders.base import Embedder
+from .ownership import locked
+from .recall.context import index_text
+from .records import ACTIVE, ARCHIVED, ensure_aware
+from .stores.port import RecordFilter, StoragePort
+
+if TYPE_CHECKING:
+    from .engine import MemorySystem
+
+log = logging.getLogger("naia_memory")
+
+
+class LifecycleControls:
+    """Decay, backup, reindex, on/off and the consolidation timer of a ``MemorySystem``."""
+
+    _timer: threading.Timer | None
+    _timer_interval: float | None
+    _closed: bool
+
+    # ------------------------------------------------------------------ lifecycle
+    def apply_decay(self, *, now: datetime | None = None, _commit: bool = True) -> int:
+        """Archive (soft-delete) memories whose strength fell below the threshold."""
+        now = ensure_aware(now)
+        n = 0
+        with self._lock:
+            rs = list(self.store.records(RecordFilter(statuses=(ACTIVE,), created_before=now)))
+            strengths = retention_many([r.memory_class for r in rs], [r.importance for r in rs], [r.recall_count for r in rs],
+                                       [r.last_accessed.timestamp() for r in rs], now.timestamp(), self.config.decay_params)
+            # one numpy pass, then Python only for what fades (consolidation runs this on every call)
+            fading = np.flatnonzero(strengths < self.config.decay_params.archive_threshold).tolist()
+            for r, s in ((rs[j], float(strengths[j])) for j in fading):
+                if should_archive(s, r.memory_class, self.config.decay_params):
+                    r.status = ARCHIVED
+                    r.metadata["archived_at"] = now.isoformat()
+                    r.metadata["strength_at_archive"] = round(s, 6)
+                    r.updated_at = now
+                    self.store.update(r)
+                    n += 1
+            if n:
+                self.store.append_log([{"op": "ARCHIVE", "count": n, "at": now.isoformat()}])
+            if _commit:
+                self.store.commit()
+        return n
+
+    @locked
+    def strength(self, memory_id: str, *, now: datetime | None = None) -> float:
+        r = self._require(memory_id)
+        return retention(r.memory_class, r.importance, r.recall_count, r.last_accessed, ensure_aware(now), self.config.decay_params)
+
+    def backup(self, *, path: str, passphrase: str | None = None) -> str:
+        """A consistent copy of the durable store at ``path``, readable by the
+        user only; ``passphrase``: the copy is encrypted under it (JSON store)."""
+        with self._lock:
+            dest = Path(path).expanduser()
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            if passphrase is None:
+                self.store.backup_to(str(dest))
+            elif "passphrase" in inspect.signature(self.store.backup_to).parameters:
+                self.store.backup_to(str(dest), passphrase=passphrase)
+            else:
+                raise NotImplementedError(f"{type(self.store).__name__} cannot write an encrypted backup; "
+                                          "the JSON store (LocalStore) can")
+            note = getattr(self.store, "note_backup", None)
+            if note is not None:  # a later forget rewrites this copy too
+                note(str(dest.resolve()), passphrase is not None)
+                self.store.commit()
+            return str(dest)
+
+    @classmethod
+    def open_reindexing(cls, path_or_store: str | Path | StoragePort, *, embedder: Embedder, **kwargs: Any) -> "MemorySystem":
+        """Open a store written with another embedder and re-embed everything."""
+        from .stores.json_store import LocalStore
+
+        store = LocalStore(path_or_store) if isinstance(path_or_store, (str, Path)) else path_or_store
+        stored = store.meta().get("embedder") or {}
+        if stored and (stored.get("name"), stored.get("dim")) != (embedder.name, embedder.dim):
+            store.rebind_embedder(embedder.name, embedder.dim)
+            system = cls(store=store, embedder=embedder, **kwargs)
+            system.reindex(embedder)
+            return system
+        return cls(store=store, embedder=embedder, **kwargs)
+
+    def reindex(self, embedder: Embedder, *, batch_size: int = 64, progress: Callable[[int, int], None] | None = None) -> int:
+        """Re-embed every memory with another embedder (e.g. after a dimension change)."""
+        with self._lock:
+            recs = list(self.store.records())
+            self.store.rebind_embedder(embedder.name, embedder.dim)
+            for i in range(0, len(recs), batch_size):
+                chunk = recs[i:i + batch_size]
+                vecs = embedder.embed_passages([index_text(r.content, r.metadata.get("context")) for r in chunk])
+                for r, v in zip(chunk, vecs):
+                    self.store.set_embedding(r.id, v)
+                if progress:
+                    progress(min(i + batch_size, len(recs)), len(recs))
+            self.embedder = embedder
+            self.pipeline.embedder = embedder
+            self.store.append_log([{"op": "REINDEX", "embedder": embedder.name, "dim": embedder.dim, "count": len(recs),
+                                    "at": ensure_aware(None).isoformat()}])
+            self.store.commit()
+            return len(recs)
+
+    # ------------------------------------------------------------------ on, off, incognito
+    @property
+    def enabled(self) -> bool:
+        return self.encoder.enabled
+
+    def enable(self) -> None:
+        """Turn memory on (for a host that starts it off: ``enabled=False``)."""
+        self.encoder.enabled = True
+
+    def disable(self) -> None:
+        """Memory off: turns are not kept and nothing is recalled until ``enable()``."""
+        self.encoder.enabled = False
+
+    def set_incognito(self, *, session: str, on: bool = True, project: str = "default") -> None:
+        """An incognito conversation: nothing said in ``session`` is embedded,
+        scored, stored or carried as context into a later turn. Recall still
+        answers from what was kept before."""
+        key = (project, session)
+        if on:
+            self.encoder.incognito.add(key)
+            self.encoder.last_turn.pop(key, None)
+        else:
+            self.encoder.incognito.discard(key)
+
+    # ------------------------------------------------------------------ background consolidation
+    def start_consolidation(self, interval_s: float = 1800.0) -> None:
+        """Run ``consolidate`` every ``interval_s`` seconds until stopped. Never automatic."""
+        if interval_s <= 0:
+            raise ValueError("interval_s must be positive")
+        with self._lock:
+            self.stop_consolidation()
+            self._timer_interval = interval_s
+            self._schedule()
+
+    def _schedule(self) -> None:
+        self._timer = threading.Timer(self._timer_interval, self._tick)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _tick(self) -> None:
+        try:
+            self.consolidate()
+        except Exception:  # keep the timer alive, but never silently
+            log.exception("background consolidation failed")
+        with self._lock:
+            if self._timer is not None and not self._closed:
+                self._schedule()
+
+    def stop_consolidation(self) -> None:
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+    @property
+    def consolidation_running(self) -> bool:
+        return self._timer is not None
