@@ -92,6 +92,29 @@ def test_what_a_new_statement_does(tokenizer, e5, olds, new, op, target):
     assert (v.op, v.target_id) == (op, target), v
 
 
+def test_a_word_of_change_is_not_a_word_of_the_present(tokenizer):
+    """"now" / 이제 say things differ from before; "these days" / 요즘 only
+    place a habit in the present (it may be years old)."""
+    assert read("Ana's at a law firm now, paralegal", tokenizer).shift
+    assert read("형 이제 스타트업 다녀", tokenizer).shift
+    assert read("I finally have a car I love", tokenizer).shift
+    these_days = read("these days I'm really into climbing", tokenizer)
+    assert these_days.change and not these_days.shift
+    yojeum = read("형 요즘 야근 많이 해", tokenizer)
+    assert yojeum.change and not yojeum.shift
+
+
+@pytest.mark.parametrize("olds,new,op", [
+    (["My sister Ana works at a bakery"], "Ana's at a law firm now, paralegal", "supersede"),  # no shared word, no switch verb
+    (["우리 형은 은행원이야"], "형 이제 스타트업 다녀", "supersede"),
+    (["I drive a Corolla"], "I finally have a car I love, a Mazda 3", "supersede"),
+    (["우리 형은 은행원이야"], "형 요즘 야근 많이 해", "add"),  # the present, not a change
+    (["I do yoga on weekends"], "these days I'm really into climbing", "add"),
+])
+def test_a_shift_finds_the_slot_by_meaning_and_replaces_it(tokenizer, e5, olds, new, op):
+    assert _verdict(tokenizer, e5, olds, new).op == op
+
+
 def test_the_slot_is_the_nearest_fact_about_the_same_thing(tokenizer, e5):
     olds = ["I had a burger for lunch", "I drive a Honda Civic", "My favorite band is Radiohead"]
     new = "Sold the Civic, driving a Model Y now"

@@ -90,8 +90,9 @@ def _shares(new: Reading, old: Reading) -> bool:
 
 def _cued(new: Reading) -> bool:
     """Cues strong enough to look further for the slot (a bare negation is not:
-    "탄수화물 거의 안 먹어" ends nothing)."""
-    return new.switch or new.ending
+    "탄수화물 거의 안 먹어" ends nothing; nor is "these days" / 요즘, which
+    places a habit in the present without saying it is new)."""
+    return new.switch or new.ending or new.shift
 
 
 def _close(new: Reading, shared: bool, sim: float, runner_up: float, cued: float, margin: float,
@@ -166,9 +167,9 @@ def decide(new: Reading, new_attr: Attribute | None, known: Sequence[Known], w: 
     if old.content and old.content <= new.content and not new.change:
         return Verdict("refine", slot.id, f"adds detail to {what}")
     single = new_attr is not None and not new_attr.multi
-    if new.switch or (new.change and (shared or single and slot.attribute == new_attr.name)) \
+    if new.switch or new.shift or (new.change and (shared or single and slot.attribute == new_attr.name)) \
             or (new_attr is not None and not new_attr.multi and slot.attribute == new_attr.name):
-        return Verdict("supersede", slot.id, f"{what} changed")
+        return Verdict("supersede", slot.id, f"{what} changed")  # "Jake ... at Rivian now" after "Jake works at Tesla"
     return Verdict("add", None, f"another statement about {what}")
 
 
