@@ -115,6 +115,19 @@ def test_a_shift_finds_the_slot_by_meaning_and_replaces_it(tokenizer, e5, olds, 
     assert _verdict(tokenizer, e5, olds, new).op == op
 
 
+def test_do_on_an_adverb_is_even_not_also(tokenizer):
+    assert read("바이올린도 배워", tokenizer).additive
+    assert not read("이제 수면제 없이도 잘 자", tokenizer).additive  # 없이도: even without
+
+
+@pytest.mark.parametrize("olds,new,op", [
+    (["전자담배 펴"], "전자담배도 이제 안 펴", "delete"),  # 도 widens the ending, it adds no value
+    (["전자담배 펴"], "일반 담배도 펴", "add"),
+])
+def test_an_additive_particle_does_not_hide_an_ending(tokenizer, e5, olds, new, op):
+    assert _verdict(tokenizer, e5, olds, new).op == op
+
+
 def test_the_slot_is_the_nearest_fact_about_the_same_thing(tokenizer, e5):
     olds = ["I had a burger for lunch", "I drive a Honda Civic", "My favorite band is Radiohead"]
     new = "Sold the Civic, driving a Model Y now"

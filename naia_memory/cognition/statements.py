@@ -332,7 +332,9 @@ def read(text: str, tokenizer) -> Reading:
     elif has("hypothetical") or (ko and _ko_mood(morphs) == "hypothetical"):
         kind = "hypothetical"
     subject = _ko_subject(s, morphs) if ko else _en_subject(s)
-    additive = has("additive") or (ko and any(f == "도" and t == "JX" for f, t in morphs))
+    # the particle 도 on a noun adds a value ("바이올린도"); on an adverb it is "even" ("약 없이도 잘 자": even without)
+    additive = has("additive") or (ko and any(f == "도" and t == "JX" and not (i and morphs[i - 1][1] == "MAG")
+                                              for i, (f, t) in enumerate(morphs)))
     past = has("past") or (ko and any(t == "EP" and f in ("었었", "았었") for f, t in morphs))
     if kind == "fact" and ko and subject is None and not cues["first_person"].search(s) \
             and any(t == "EF" and f in ("네", "구나", "군", "군요", "네요") for f, t in morphs[-3:]):

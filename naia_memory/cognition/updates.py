@@ -152,7 +152,8 @@ def decide(new: Reading, new_attr: Attribute | None, known: Sequence[Known], w: 
     old = slot.reading
     fresh = new.content - _overlap(new.content, old.content)  # what the new statement brings
     what = new_attr.name if new_attr is not None else (slot.attribute or old.predicate or "it")
-    if new.additive and not new.ending:
+    # "X도 이제 안 펴" / "not X anymore either": 도 and "either" widen an ending, they add no value
+    if new.additive and not (new.ending or (new.negated and new.shift)):
         return Verdict("add", None, f"another value of {what}")
     if new.still and not (new.ending or new.switch):
         return Verdict("reaffirm", slot.id, f"restates {what}")
