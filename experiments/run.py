@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import fields
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any, Callable
 
 import hydra
+from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf
 
 from naia_memory.config import EngineConfig
@@ -24,6 +25,41 @@ from . import results as res
 from .embed_cache import CachedEmbedder
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def engine_defaults() -> dict[str, Any]:
+    """Every EngineConfig setting with its default, as plain data. The naia
+    adapters compose it under ``adapter.engine`` (``conf/adapter/*.yaml``:
+    ``/engine@engine: defaults``), so ``adapter.engine.gate=false`` works as
+    written, a misspelt key is an error, and ``--cfg job`` lists them all."""
+    return asdict(EngineConfig())
+
+
+ConfigStore.instance().store(group="engine", name="defaults", node=engine_defaults())
+
+
+def _diff(values: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    """What in ``values`` differs from ``defaults`` (nested mappings compared key by key)."""
+    out = {}
+    for k, v in values.items():
+        d = defaults.get(k)
+        if isinstance(v, dict) and isinstance(d, dict):
+            sub = _diff(v, d)
+            if sub:
+                out[k] = sub
+        elif k not in defaults or v != d:
+            out[k] = v
+    return out
+
+
+def identity_config(resolved: dict[str, Any]) -> dict[str, Any]:
+    """What names a run: the adapter with only the engine settings that differ
+    from the defaults (a record's file name does not change because the schema
+    spells the defaults out), the dataset, the experiment, the matcher."""
+    adapter = dict(resolved["adapter"])
+    if isinstance(adapter.get("engine"), dict):
+        adapter["engine"] = _diff(adapter["engine"], engine_defaults())
+    return {"adapter": adapter, **{k: resolved[k] for k in ("dataset", "experiment", "match_embedder")}}
 
 
 class ConfigError(ValueError):
@@ -127,8 +163,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         raise ConfigError("choose a provider: python -m experiments.run +adapter=naia-local (or none)")
     resolved = OmegaConf.to_container(cfg, resolve=True)
     adapter, ds, exp = resolved["adapter"], resolved["dataset"], resolved["experiment"]
-    ident_cfg = {k: resolved[k] for k in ("adapter", "dataset", "experiment", "match_embedder")}
-    ident = res.Identity(adapter["name"], ds["name"], exp["name"], res.config_hash(ident_cfg), int(resolved["seed"]))
+    ident = res.Identity(adapter["name"], ds["name"], exp["name"], res.config_hash(identity_config(resolved)), int(resolved["seed"]))
     root = _repo_path(resolved["results_dir"])
     out_path = ident.path(root)
     if out_path.exists() and resolved["on_existing"] == "skip":

@@ -163,7 +163,7 @@ def test_ablation_records_paired_differences_and_not_applicable(tmp_path):
     base = [sys.executable, "-m", "experiments.run", "experiment=ablation", "dataset.n=3", "dataset.level=2",
             "experiment.switches=[gate,vector]", f"results_dir={tmp_path}", "progress=false", f"hydra.run.dir={tmp_path}/h"]
     # profile off: AIHub's fixed query is then a similarity search, which needs the vector stage
-    for adapter in (["+adapter=naia-local", "+adapter.engine.profile=false"], ["+adapter=none"]):
+    for adapter in (["+adapter=naia-local", "adapter.engine.profile=false"], ["+adapter=none"]):
         out = subprocess.run(base[:3] + adapter + base[3:], cwd=REPO, capture_output=True, text=True, timeout=600)
         assert out.returncode == 0, out.stderr[-3000:]
     naia = json.loads(next(tmp_path.rglob("naia-local-*.json")).read_text())["metrics"]
