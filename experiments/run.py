@@ -7,6 +7,8 @@ latency.
 """
 from __future__ import annotations
 
+import inspect
+import logging
 import sys
 import time
 from dataclasses import asdict, fields
@@ -66,10 +68,33 @@ class ConfigError(ValueError):
     pass
 
 
+class ReadOnlyQuestions:
+    """A provider whose recalls strengthen nothing (``strengthen=False`` where
+    the provider takes it). A benchmark asks many questions of one memory;
+    when each recall strengthens what it returns, a later question's answer
+    depends on which questions came before it. The order effect is measured
+    on its own (``read_only=false``, README "How each peer is run")."""
+
+    def __init__(self, inner: Any):
+        self._inner = inner
+        self._takes = "strengthen" in inspect.signature(inner.recall).parameters
+
+    def recall(self, **kw: Any) -> Any:
+        return self._inner.recall(**kw, **({"strengthen": False} if self._takes else {}))
+
+    def recall_many(self, **kw: Any) -> Any:
+        many = self._inner.recall_many
+        return many(**kw, **({"strengthen": False} if "strengthen" in inspect.signature(many).parameters else {}))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
 def provider_factory(adapter: dict[str, Any], engine_overrides: dict[str, Any] | None = None,
-                     embedder: Any | None = None) -> Callable[[], MemoryProvider]:
+                     embedder: Any | None = None, read_only: bool = False) -> Callable[[], MemoryProvider]:
     """A zero-argument factory for fresh providers of ``adapter``; ``embedder``
-    (an instance) replaces the adapter's embedder spec, so callers can share one."""
+    (an instance) replaces the adapter's embedder spec, so callers can share one;
+    ``read_only``: their recalls strengthen nothing (``ReadOnlyQuestions``)."""
     name = adapter["provider"]
     kwargs = {k: v for k, v in adapter.items() if k not in ("name", "provider", "fresh_path")}
     if engine_overrides:
@@ -78,7 +103,16 @@ def provider_factory(adapter: dict[str, Any], engine_overrides: dict[str, Any] |
         kwargs["embedder"] = embedder
     if adapter.get("fresh_path", False) or name in ("naia-local",):
         kwargs.setdefault("path", None)  # a fresh (in-memory or temporary) store per conversation
+    if read_only:
+        return lambda: ReadOnlyQuestions(create_provider(name, **kwargs))
     return lambda: create_provider(name, **kwargs)
+
+
+QUESTION_EXPERIMENTS = ("aihub141", "locomo", "lifecycle")  # latency keeps what users get: recall that strengthens
+
+
+def read_only(resolved: dict[str, Any], experiment: str) -> bool:
+    return bool(resolved.get("read_only", True)) and experiment in QUESTION_EXPERIMENTS
 
 
 def _repo_path(p: str) -> Path:
@@ -158,10 +192,20 @@ def _bar(resolved: dict[str, Any], total: int, desc: str):
     return tqdm(total=total, desc=desc, unit="item", file=sys.stderr)
 
 
+PEER_LOGGERS = ("mem0", "httpx", "httpcore", "openai", "letta_client", "urllib3", "faiss")
+
+
+def quiet_peers(level: str) -> None:
+    """Peers log every HTTP request at INFO under Hydra's logging; keep them at ``level``."""
+    for name in PEER_LOGGERS:
+        logging.getLogger(name).setLevel(level)
+
+
 def run(cfg: DictConfig) -> dict[str, Any]:
     if "adapter" not in cfg:
         raise ConfigError("choose a provider: python -m experiments.run +adapter=naia-local (or none)")
     resolved = OmegaConf.to_container(cfg, resolve=True)
+    quiet_peers(str(resolved.get("peer_log_level", "WARNING")).upper())
     adapter, ds, exp = resolved["adapter"], resolved["dataset"], resolved["experiment"]
     ident = res.Identity(adapter["name"], ds["name"], exp["name"], res.config_hash(identity_config(resolved)), int(resolved["seed"]))
     root = _repo_path(resolved["results_dir"])
@@ -193,9 +237,9 @@ def run_single(resolved, adapter, ds, exp) -> dict[str, Any]:
 
     data = load_data(ds)
     ctx = _context(resolved, exp["name"])
-    factory = provider_factory(adapter)
+    factory = provider_factory(adapter, read_only=read_only(resolved, exp["name"]))
     probe = factory()
-    caps = capabilities_of(probe)
+    caps = capabilities_of(getattr(probe, "_inner", probe))  # what the provider can do, not the read-only wrapper
     probe.close()
     bar = _bar(resolved, len(data), f"{adapter['name']} x {ds['name']}")
     out = run_experiment(exp["name"], factory, data, exp, ctx, bar.update if bar else None)
@@ -236,7 +280,7 @@ def run_ablation(resolved, adapter, ds, exp) -> dict[str, Any]:
     bar = _bar(resolved, len(variants) * len(data), f"ablation {adapter['name']} x {ds['name']}")
     for label, flip in variants:
         try:
-            factory = provider_factory(adapter, flip, embedder=shared)
+            factory = provider_factory(adapter, flip, embedder=shared, read_only=read_only(resolved, base_name))
             factory().close()
         except ValueError as e:  # e.g. turning off the only candidate generator
             runs[label] = {"error": str(e)}

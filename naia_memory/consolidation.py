@@ -64,7 +64,8 @@ class Consolidator:
         if self.fact_extractor is None:
             if self.config.fact_rules == "attributes":
                 return extract_facts(ep.content, ep.role, self._sentences), []
-            ex = extract(ep.content, ep.role, self._sentences, self.tokenizer)
+            speaker = ep.metadata.get("speaker")
+            ex = extract(ep.content, ep.role, self._sentences, self.tokenizer, speaker if isinstance(speaker, str) else None)
             return list(ex.facts), [Decision(DecisionOp.SKIP, s, None, None, None, f"not a fact: {why}", now, (ep.id,))
                                     for s, why in ex.skipped]
         try:

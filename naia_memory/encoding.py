@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from .cognition import importance as imp
-from .cognition.facts import strip_speaker
+from .cognition.facts import said_text
 from .cognition.tokenize import Tokenizer
 from .config import EngineConfig
 from .contract import EncodeResult, ImportanceScore, MemoryKind, Turn
@@ -50,14 +50,16 @@ class Encoder:
         return None
 
     def score_importance(self, content: str, role_s: str, project: str,
-                         overrides: Mapping[str, float] | None = None) -> ImportanceScore:
+                         overrides: Mapping[str, float] | None = None, speaker: str | None = None) -> ImportanceScore:
         """Importance, emotion and surprise (novelty against the five nearest
-        memories by words), the gate's inputs."""
-        tokens = self.tokenizer.tokens(content)
+        memories by words), the gate's inputs; on what was said, not on who
+        said it (``speaker``: the metadata's, taken off the text)."""
+        body = said_text(content, speaker)
+        tokens = self.tokenizer.tokens(body)
         flt = RecordFilter(project=project, statuses=(ACTIVE,))
         neighbours = [self.store.get(i) for i, _ in self.store.keyword_top_k(tokens, 5, flt)] if tokens else []
         surprise = imp.lexical_surprise(tokens, [n.tokens for n in neighbours if n is not None])
-        return imp.score(strip_speaker(content), role_s, surprise, self.config.importance, overrides)
+        return imp.score(body, role_s, surprise, self.config.importance, overrides)
 
     def index_texts(self, items: Sequence[Turn], project: str) -> list[str | None]:
         """What each turn will be embedded as (itself, or with the turn before
@@ -83,7 +85,9 @@ class Encoder:
         why_not = self.refused(session, project)
         if why_not:
             return EncodeResult(False, None, why_not, None)
-        score = self.score_importance(content, role_s, project, importance)
+        speaker = (metadata or {}).get("speaker")
+        speaker = speaker if isinstance(speaker, str) else None
+        score = self.score_importance(content, role_s, project, importance, speaker)
         turn_key = (project, session) if session is not None else None
         context = None
         if turn_key and self.config.context:
@@ -92,7 +96,7 @@ class Encoder:
             self.last_turn[turn_key] = content
         if self.config.gate and not imp.passes_gate(score, self.config.gate_threshold):
             return EncodeResult(False, None, f"gated: combined {score.combined:.3f} < {self.config.gate_threshold}", score)
-        body = strip_speaker(content)
+        body = said_text(content, speaker)
         keep = "explicit-keep" in score.cues and role_s == "user"  # only the user's own words pin a memory
         md = {"importance": score.combined, "cues": list(score.cues), **dict(metadata or {})}
         if context:

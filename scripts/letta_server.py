@@ -74,7 +74,7 @@ def main() -> None:
     env = {**os.environ, "LETTA_PG_URI": uri, "HOME": str(data / "home"), "LETTA_DIR": str(data / "home" / ".letta"),
            "LETTA_TELEMETRY_ENABLED": "false", "LETTA_OTEL_EXPORTER_OTLP_ENDPOINT": "", "NO_PROXY": "*"}
     letta = Path(sys.executable).parent / "letta"
-    proc = subprocess.Popen([str(letta), "server", "--host", "127.0.0.1", "--port", str(a.port)], env=env,
+    proc = subprocess.Popen([str(letta), "server", "--host", "127.0.0.1", "--port", str(a.port)], env=env, cwd=str(data),  # it writes openapi_letta.json into its cwd
                             stdout=open(data / "letta-server.log", "ab"), stderr=subprocess.STDOUT)
     stop = threading.Event()
 

@@ -264,9 +264,9 @@ def test_ablation_variants_share_one_embedder_and_reembed_nothing(monkeypatch):
     handed: list[object] = []
     real_factory = run_mod.provider_factory
 
-    def spy(adapter, overrides=None, embedder=None):
+    def spy(adapter, overrides=None, embedder=None, **kw):
         handed.append(embedder)
-        return real_factory(adapter, overrides, embedder=embedder)
+        return real_factory(adapter, overrides, embedder=embedder, **kw)
 
     monkeypatch.setattr(run_mod, "provider_factory", spy)
     adapter = {"name": "naia-local", "provider": "naia-local", "embedder": {"kind": "hashing", "dim": 64}, "engine": {}}

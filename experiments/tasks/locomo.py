@@ -78,7 +78,7 @@ def run_locomo(
                     t = time.perf_counter()
                     res = provider.encode(content=f"{turn.speaker}: {turn.text}", role=Role.USER, session=f"S{sess.n}",
                                           now=sess.date + timedelta(seconds=i),
-                                          metadata={"source_id": turn.dia_id, "subject": turn.speaker})
+                                          metadata={"source_id": turn.dia_id, "subject": turn.speaker, "speaker": turn.speaker})
                     t_encode += time.perf_counter() - t
                     n_turns += 1
                     if not res.stored:

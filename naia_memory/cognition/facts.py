@@ -32,6 +32,18 @@ def strip_speaker(text: str) -> str:
     return SPEAKER_PREFIX.sub("", text).strip()
 
 
+def said_text(text: str, speaker: str | None = None) -> str:
+    """What was said, without who said it. A transcript line ("Jean-Luc
+    Picard: ...") names its speaker; with the speaker given as metadata any
+    name shape is taken off, so it is never a content word for the gate nor
+    an entity of every turn they speak; without, the usual prefixes are."""
+    if speaker:
+        head = text.lstrip()
+        if head.startswith(f"{speaker}:"):
+            return head[len(speaker) + 1:].strip()
+    return strip_speaker(text)
+
+
 def memory_class_of(sentence: str, attr: contradiction.Attribute | None) -> str:
     low = sentence.lower()
     if any(c in low for c in EXPLICIT_KEEP_CUES):
@@ -61,14 +73,15 @@ class Extraction:
     skipped: tuple[tuple[str, str], ...]  # (sentence, reason)
 
 
-def extract(text: str, role: str, split_sentences: Callable[[str], Sequence[str]], tokenizer) -> Extraction:
+def extract(text: str, role: str, split_sentences: Callable[[str], Sequence[str]], tokenizer,
+            speaker: str | None = None) -> Extraction:
     """Every sentence that states something about the speaker or a person they
     name becomes a fact candidate (``statements.read`` says which and about
     whom); questions, greetings, thanks, fillers, requests, hypotheticals and
     small talk are skipped with that reason."""
     if role != "user":
         return Extraction((), ())
-    body = strip_speaker(text)
+    body = said_text(text, speaker)
     facts: list[FactCandidate] = []
     skipped: list[tuple[str, str]] = []
     for sent in split_sentences(body):

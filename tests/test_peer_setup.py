@@ -1,0 +1,139 @@
+"""Peers at their best and a benchmark that does not measure itself (issue 13):
+mem0 searches with query embeddings, benchmark questions are read-only by
+default, and peers' request logs stay at warning level."""
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+import pytest
+
+from naia_memory.embedders import HashingEmbedder
+
+
+class _Counting(HashingEmbedder):
+    """Query and passage vectors differ (as E5's do), and every call is counted."""
+
+    def __init__(self):
+        super().__init__(dim=64)
+        self.queries: list[str] = []
+        self.passages: list[str] = []
+
+    def embed_passages(self, texts):
+        self.passages.extend(texts)
+        return super().embed_passages(texts)
+
+    def embed_query(self, text):
+        self.queries.append(text)
+        return super().embed_passages(["query " + text])[0]
+
+
+def test_mem0_searches_with_query_embeddings_and_stores_passages(tmp_path, t0):
+    pytest.importorskip("mem0", reason="install mem0ai to run the mem0 comparison backend")
+    from naia_memory.providers import create_provider
+
+    emb = _Counting()
+    p = create_provider("mem0", workdir=str(tmp_path / "mem0"), embedder=emb)
+    try:
+        p.encode(content="I adopted a grey cat named Miso", now=t0)
+        assert "I adopted a grey cat named Miso" in emb.passages and not emb.queries
+        hits = p.recall(query="what is my cat called?", top_k=3, now=t0 + timedelta(hours=1))
+        assert emb.queries == ["what is my cat called?"]  # through the server's ':query' model
+        assert hits.contents() == ["I adopted a grey cat named Miso"]
+    finally:
+        p.close()
+
+
+def test_benchmark_questions_strengthen_nothing_unless_asked(t0):
+    from experiments.run import ReadOnlyQuestions, provider_factory, read_only
+
+    adapter = {"name": "naia-local", "provider": "naia-local", "embedder": {"kind": "hashing", "dim": 64}, "engine": {}}
+    counts = {}
+    for ro in (True, False):
+        p = provider_factory(adapter, read_only=ro)()
+        try:
+            p.encode(content="my sister Hana lives in Busan", now=t0)
+            p.recall(query="where does Hana live?", top_k=3, now=t0 + timedelta(hours=1))
+            store = p._inner.store if isinstance(p, ReadOnlyQuestions) else p.store
+            counts[ro] = sum(r.recall_count for r in store.records())
+        finally:
+            p.close()
+    assert counts[True] == 0 and counts[False] > 0
+    assert read_only({"read_only": True}, "locomo") and not read_only({"read_only": False}, "locomo")
+    assert not read_only({"read_only": True}, "latency")  # latency measures what users get
+
+
+def test_a_wrapped_provider_declares_what_the_provider_can_do():
+    from experiments.run import ReadOnlyQuestions
+
+    from naia_memory.contract import capabilities_of
+    from naia_memory.providers import create_provider
+
+    inner = create_provider("none")
+    assert capabilities_of(inner) == capabilities_of(getattr(ReadOnlyQuestions(inner), "_inner"))
+
+
+def test_peer_loggers_are_kept_at_warning():
+    from experiments.run import PEER_LOGGERS, quiet_peers
+
+    logging.getLogger("httpx").setLevel(logging.INFO)
+    quiet_peers("WARNING")
+    assert all(logging.getLogger(n).level == logging.WARNING for n in PEER_LOGGERS)
+    quiet_peers("INFO")  # asked for: they talk again
+    assert logging.getLogger("httpx").level == logging.INFO
+    quiet_peers("WARNING")
+
+
+def test_the_loopback_embedding_server_tells_queries_from_passages():
+    import json
+    import urllib.error
+    import urllib.request
+
+    import numpy as np
+
+    from naia_memory.embedders.serve import EmbeddingServer
+
+    emb = _Counting()
+    srv = EmbeddingServer(emb)
+
+    def post(doc):
+        req = urllib.request.Request(f"{srv.base_url}/embeddings", data=json.dumps(doc).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return [d["embedding"] for d in json.loads(r.read())["data"]]
+
+    try:
+        marked, plain = post({"model": emb.name, "input": ["query: where do I live?", "I live in Busan"]})
+        np.testing.assert_allclose(marked, emb.embed_query("where do I live?"), rtol=1e-6)
+        np.testing.assert_allclose(plain, emb.embed_passages(["I live in Busan"])[0], rtol=1e-6)
+        (by_model,) = post({"model": f"{emb.name}:query", "input": "where do I live?"})
+        np.testing.assert_allclose(by_model, marked, rtol=1e-6)
+        assert not np.allclose(marked, post({"model": emb.name, "input": "where do I live?"})[0])  # unmarked: a passage
+        with pytest.raises(urllib.error.HTTPError) as e:
+            post({"model": emb.name, "input": [1, 2]})
+        assert e.value.code == 400
+    finally:
+        srv.close()
+
+
+def test_the_speaker_is_metadata_not_a_word_of_what_was_said(tmp_path, t0, tokenizer):
+    from naia_memory import LocalStore, MemorySystem
+    from naia_memory.cognition.facts import said_text
+
+    assert said_text("Jean-Luc Picard: I went to the store", "Jean-Luc Picard") == "I went to the store"
+    assert said_text("Caroline: I went to the store") == "I went to the store"  # the usual prefixes, without metadata
+    assert said_text("Dr. Kim: hi", "Caroline") == "Dr. Kim: hi"  # someone else's name is left alone
+    m = MemorySystem(store=LocalStore(tmp_path / "m.json"), embedder=HashingEmbedder(dim=32), tokenizer=tokenizer)
+    try:
+        said = []
+        for i in range(6):
+            r = m.encode(content=f"Jean-Luc Picard: note {i}, the warp core hums in a new key", session="S1",
+                         now=t0 + timedelta(minutes=i), metadata={"speaker": "Jean-Luc Picard"})
+            said.append(m.store.get(r.id))
+        assert all(not {"jean", "luc", "picard"} & set(r.entities) for r in said)  # never an entity of every turn
+        assert all(r.content.startswith("Jean-Luc Picard: ") for r in said)  # the text as given is kept
+        m.consolidate(now=t0 + timedelta(hours=1))
+        facts = [r for r in m.store.records() if r.kind.value == "fact"]
+        assert facts and not any("Picard" in f.content for f in facts)
+    finally:
+        m.close()
