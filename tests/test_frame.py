@@ -47,6 +47,14 @@ def test_variant_label_names_what_differs_from_the_adapter_defaults():
     hashing = {**_adapter(), "embedder": {"kind": "hashing", "dim": 64}}
     assert variant_label(rec(hashing)) == "naia-local[embedder=hashing,embedder.dim=64]"
     assert variant_label(rec({"name": "none", "provider": "none"})) == "none"
+    # records now carry every engine setting (the composed schema): only what differs names a variant
+    from experiments.run import engine_defaults
+
+    spelled = engine_defaults()
+    assert variant_label(rec(_adapter(**spelled))) == "naia-local"
+    assert variant_label(rec(_adapter(**{**spelled, "gate": False}))) == "naia-local[gate=false]"
+    nested = {**spelled, "importance": {**spelled["importance"], "w_surprise": 0.4}}
+    assert variant_label(rec(_adapter(**nested))) == "naia-local[importance.w_surprise=0.4]"
 
 
 def test_two_engine_variants_both_survive_in_frame_and_report(tmp_path):
