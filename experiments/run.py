@@ -192,7 +192,7 @@ def _bar(resolved: dict[str, Any], total: int, desc: str):
     return tqdm(total=total, desc=desc, unit="item", file=sys.stderr)
 
 
-PEER_LOGGERS = ("mem0", "httpx", "httpcore", "openai", "letta_client", "urllib3", "faiss")
+PEER_LOGGERS = ("mem0", "httpx", "httpx2", "httpcore", "openai", "letta_client", "urllib3", "faiss")  # httpx2: what mem0 2.x logs requests with
 
 
 def quiet_peers(level: str) -> None:
