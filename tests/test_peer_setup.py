@@ -28,10 +28,14 @@ class _Counting(HashingEmbedder):
         return super().embed_passages(["query " + text])[0]
 
 
-def test_mem0_searches_with_query_embeddings_and_stores_passages(tmp_path, t0):
+def test_mem0_searches_with_query_embeddings_and_stores_passages(tmp_path, t0, caplog):
     pytest.importorskip("mem0", reason="install mem0ai to run the mem0 comparison backend")
+    from experiments.run import quiet_peers
+
     from naia_memory.providers import create_provider
 
+    caplog.set_level(logging.INFO)
+    quiet_peers("WARNING")
     emb = _Counting()
     p = create_provider("mem0", workdir=str(tmp_path / "mem0"), embedder=emb)
     try:
@@ -40,6 +44,8 @@ def test_mem0_searches_with_query_embeddings_and_stores_passages(tmp_path, t0):
         hits = p.recall(query="what is my cat called?", top_k=3, now=t0 + timedelta(hours=1))
         assert emb.queries == ["what is my cat called?"]  # through the server's ':query' model
         assert hits.contents() == ["I adopted a grey cat named Miso"]
+        chatter = [r for r in caplog.records if r.levelno < logging.WARNING and not r.name.startswith("naia_memory")]
+        assert not chatter, [(r.name, r.getMessage()[:80]) for r in chatter[:3]]  # no request lines from mem0's clients
     finally:
         p.close()
 
