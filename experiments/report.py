@@ -278,8 +278,8 @@ PEER_SETUP = {
     "qdrant": "the naia engine on Qdrant (local mode)",
     "hybrid-rrf": "the naia store with every cognitive stage off: cosine + BM25 fused by RRF over every turn",
     "lite": "append-only SQLite, brute-force cosine over every turn (same embedder)",
-    "mem0": "mem0ai, add(infer=False), faiss; searches with query embeddings; no BM25/entity scoring "
-            "(faiss has no keyword search; mem0's Qdrant BM25 needs files from the Hugging Face hub); no LLM",
+    "mem0": "mem0ai, add(infer=False), faiss with a keyword search added, so mem0's own hybrid (semantic + BM25) "
+            "ranking runs; searches with query embeddings; no entity boosts (spaCy), no LLM",
     "letta": "Letta 0.16.8 server, archival passages and passage search; searches sent as E5 queries; no LLM",
     "none": "keeps nothing (the floor)",
 }

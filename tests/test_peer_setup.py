@@ -143,3 +143,27 @@ def test_the_speaker_is_metadata_not_a_word_of_what_was_said(tmp_path, t0, token
         assert facts and not any("Picard" in f.content for f in facts)
     finally:
         m.close()
+
+
+def test_mem0_runs_its_hybrid_search_on_a_store_with_keyword_search(tmp_path, t0):
+    pytest.importorskip("mem0", reason="install mem0ai to run the mem0 comparison backend")
+    from naia_memory.providers import create_provider
+    from naia_memory.providers.mem0_keyword import KeywordFAISS, bm25_terms
+
+    assert bm25_terms("My brother WORKS at Tesla!") == ["my", "brother", "work", "at", "tesla"]
+    p = create_provider("mem0", workdir=str(tmp_path / "m"), embedder=HashingEmbedder(dim=64))
+    plain = create_provider("mem0", workdir=str(tmp_path / "p"), embedder=HashingEmbedder(dim=64), keyword_search=False)
+    try:
+        assert type(p.memory.vector_store) is KeywordFAISS and type(plain.memory.vector_store) is not KeywordFAISS
+        for i, text in enumerate(["I adopted a grey cat named Miso", "My brother works at Tesla", "We hiked in the Alps"]):
+            p.encode(content=text, now=t0 + timedelta(minutes=i))
+        p.encode(content="My brother works at Rivian", project="someone-else", now=t0)
+        found = p.memory.vector_store.keyword_search("where does my brother work", top_k=5, filters={"user_id": "default"})
+        assert [f.payload["data"] for f in found] == ["My brother works at Tesla"]  # another user's memory is not seen
+        assert found[0].score > 0
+        assert p.memory.vector_store.keyword_search("zebra", top_k=5, filters={"user_id": "default"}) == []
+        assert p.recall(query="where does my brother work", top_k=1, now=t0 + timedelta(hours=1)).contents() == [
+            "My brother works at Tesla"]
+    finally:
+        p.close()
+        plain.close()

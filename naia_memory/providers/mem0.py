@@ -18,11 +18,13 @@
   (``memory_action="search"``) go to the loopback server's ``<name>:query``
   model, everything else to the passage model, so mem0 gets the embedder the
   way naia and ``lite`` use it.
-- What mem0 cannot do offline: its hybrid (BM25 + entity) search needs a
-  vector store with ``keyword_search``; faiss has none, and mem0's Qdrant
-  store encodes BM25 with fastembed's ``Qdrant/bm25`` files, fetched from
-  the Hugging Face hub. Without network the row is mem0's dense search
-  (README, "How each peer is run").
+- Hybrid search: mem0 adds BM25 to its semantic score only on a vector
+  store with ``keyword_search``; faiss has none, and mem0's Qdrant store
+  fetches fastembed's BM25 files from the Hugging Face hub. So the faiss
+  store gets one (``mem0_keyword.KeywordFAISS``, ``keyword_search=True``,
+  the default): mem0 then runs its own hybrid ranking. Its entity boosts
+  need spaCy's English model, not installed: off, as mem0 itself does
+  without it (README, "How each peer is run").
 - Time: mem0 keeps its own clock, so the turn's ``now`` is stored as metadata
   and recall drops memories created after its ``now``.
 """
@@ -59,7 +61,8 @@ class Mem0Provider:
     name = "mem0"
 
     def __init__(self, *, workdir: str | None = None, embedder: Embedder | Mapping[str, Any] | str | None = None,
-                 llm: Mapping[str, Any] | None = None, path: str | None = None, oversample: int = 3):
+                 llm: Mapping[str, Any] | None = None, path: str | None = None, oversample: int = 3,
+                 keyword_search: bool = True):
         from .naia import build_embedder
 
         self.embedder = build_embedder(embedder)
@@ -82,7 +85,19 @@ class Mem0Provider:
                                                      "openai_base_url": llm_cfg["base_url"]}},
             "history_db_path": str(self.workdir / "history.db"),
         }
-        self.memory = Memory.from_config(config)
+        if keyword_search:  # mem0's hybrid search, with a BM25 it can compute offline (mem0_keyword.py)
+            from mem0.utils.factory import VectorStoreFactory
+
+            stock = dict(VectorStoreFactory.provider_to_class)
+            VectorStoreFactory.provider_to_class["faiss"] = "naia_memory.providers.mem0_keyword.KeywordFAISS"
+            try:
+                self.memory = Memory.from_config(config)
+            finally:
+                VectorStoreFactory.provider_to_class.clear()
+                VectorStoreFactory.provider_to_class.update(stock)
+        else:
+            self.memory = Memory.from_config(config)
+        self.keyword_search = keyword_search
         passages = self.memory.embedding_model
         queries = copy.copy(passages)
         queries.config = copy.copy(passages.config)
