@@ -41,8 +41,8 @@ class Consolidator:
                  embed_one: Callable[[str], np.ndarray], new_id: Callable[[str, str, datetime, str], str],
                  place: Callable[[MemoryRecord, np.ndarray], None] | None = None,
                  background: Callable[[str], np.ndarray] | None = None):
-        self.place = place
-        self.background = background  # language -> the mean vector of ordinary sentences (cognition.centring)  # the hierarchy gives a new fact its path before it is stored
+        self.place = place  # the hierarchy gives a new fact its path before it is stored
+        self.background = background  # language -> the mean vector of ordinary sentences (cognition.centring)
         self.store = store
         self.tokenizer = tokenizer
         self.config = config

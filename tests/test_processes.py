@@ -123,3 +123,44 @@ def test_a_store_opened_before_another_process_bound_the_embedder_catches_up(tmp
     assert sorted(r.content for r in second.store.records(None)) == [
         "the first process's note about basil", "the second process's note about mint"]
     second.close()
+
+
+def test_opening_a_store_does_not_wait_for_another_writer(tmp_path, t0):
+    """An agent's second process (the CLI, say) opens the store while the first
+    is inside a long write (a consolidation holds one transaction): it must
+    open at once, not wait for the lock and fail."""
+    pytest.importorskip("apsw")
+    from naia_memory.stores.sqlite_store import SqliteStore
+
+    path = str(tmp_path / "busy.sqlite")
+    writer = MemorySystem(store=SqliteStore(path), embedder=HashingEmbedder(dim=32))
+    writer.encode(content="a first note about basil", now=t0)
+    writer.store._begin()  # the first process is mid-write
+    try:
+        reader = MemorySystem(store=SqliteStore(path, busy_timeout_ms=200), embedder=HashingEmbedder(dim=32))
+        assert [r.content for r in reader.store.records(None)] == ["a first note about basil"]
+        reader.close()
+    finally:
+        writer.store.commit()
+        writer.close()
+
+
+def test_binding_inside_a_callers_transaction_leaves_it_to_the_caller(tmp_path):
+    """open_reindexing rebinds, then the engine binds: the rebind must stay
+    uncommitted until the vectors are re-embedded (a crash in between must
+    leave the old, readable store)."""
+    pytest.importorskip("apsw")
+    from naia_memory.stores.sqlite_store import SqliteStore
+
+    path = str(tmp_path / "txn.sqlite")
+    a = SqliteStore(path)
+    a.bind_embedder("hashing-32", 32)
+    a._begin()
+    a._meta_set("marker", 1)
+    a.bind_embedder("hashing-32", 32)  # already bound: nothing to commit, and not the caller's work either
+    other = SqliteStore(path)
+    assert other._meta_get("marker") is None
+    a.commit()
+    assert other._meta_get("marker") == 1
+    other.close()
+    a.close()

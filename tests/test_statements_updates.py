@@ -102,6 +102,9 @@ def test_a_word_of_change_is_not_a_word_of_the_present(tokenizer):
     assert these_days.change and not these_days.shift
     yojeum = read("형 요즘 야근 많이 해", tokenizer)
     assert yojeum.change and not yojeum.shift
+    for present in ("요새 커피 많이 마셔", "빵 냄새 좋아해", "I am busy right now", "this works for now"):
+        assert not read(present, tokenizer).shift, present  # 새 inside a word, "now" as a time of day
+    assert read("새로 이사 온 집이 좋아", tokenizer).shift
 
 
 @pytest.mark.parametrize("olds,new,op", [

@@ -67,7 +67,7 @@ _EN = {
     "change": re.compile(r"\b(now|nowadays|these days|currently|finally|anymore|(a|my|our) new|got (a|my) new)\b", re.I),
     # the words of "change" that contrast with before, not those that only place a
     # statement in the present ("these days", "currently": a habit may be old)
-    "shift": re.compile(r"\b(now|finally|anymore|(a|my|our) new|got (a|my) new)\b", re.I),
+    "shift": re.compile(r"\b((?<!right )(?<!for )(?<!just )(?<!until )(?<!by )now|finally|anymore|(a|my|our) new|got (a|my) new)\b", re.I),
     "switch": re.compile(r"\b(switched|changed|moved( \w+)?( to| in| into| over| up| down)|turned \d+|increased|decreased|raised|lowered|cut (down|back)|relocated|transferred|started|starting|began|took up|picked up|instead|replaced|upgraded|downgraded|swapped|traded|became|joined|went into|got into|signed up|bought|adopted|got hired|promoted|ported|opened|launched|back (on|to)|down to|up to)\b", re.I),
     "ending": re.compile(r"(\b(anymore|any more|no longer|quit|quitting|stopped|gave up|left|sold|broke up|split up|retired|dropped( out)?|cancel+ed|ended|got rid of|moved out|done with|no more|wrapped up|fell apart|shut down|took me off|laid off|got fired|(is|'s|are|was) (over|gone|done)|totall?ed|wrecked|(was|got) stolen|lost (my|our)|died|passed away|put (him|her|it) down|cut out|cutting out|ditched|dumped|resigned|stepped down|let go|moved on|walked away|unsubscribed|deleted|uninstalled|gave away|rehomed|divorced|separated|graduated|let (it|them|my \w+) lapse|expired|kicked the habit|sober|call(ed)? off|put (him|her|it|them|[A-Z][a-z]+) down|closed (the|my|our)|shelved)\b|n't\b.*\b(anymore|any more)\b)", re.I),
     "additive": re.compile(r"\b(also|as well|another|in addition|additionally|added|second|both|plus)\b|\btoo\b(?=\s*[,.!?)]|\s*$)", re.I),
@@ -104,7 +104,8 @@ _KO = {
     "plan": re.compile(r"(예정|계획|할 거야|갈 거야|할거야|갈거야|ㄹ 거야|다음 주|다음주|다음 달|다음달|내년|내일|곧|려고)"),
     "past": re.compile(r"(예전에|옛날에|어릴\s*때|어렸을\s*때|학생\s*때|대학\s*때|그때는|그땐|전에는|한때)"),
     "change": re.compile(r"(이제|요즘|지금은|새로|새 |드디어|됐어|되었|원래)"),
-    "shift": re.compile(r"(이제|지금은|새로|새 |드디어|됐어|되었)"),  # not 요즘 (these days), 원래 (originally)
+    # not 요즘 / 요새 (these days), 원래 (originally); 새 only as a word (not 냄새, 참새, 요새)
+    "shift": re.compile(r"(이제|지금은|(?<![가-힣])새로|(?<![가-힣])새 |드디어|됐어|되었)"),
     "switch": re.compile(r"(바꿨|바꿔|바꾸|바꿈|옮겼|옮기|옮김|이사|이직|전직|시작했|시작해|부터|대신|말고|갈아탔|갈아타|넘어왔|넘어갔|등록|샀어|샀다|샀어요|구입|장만|달았|첫 출근|첫출근|입사|취직|합격|생겼)"),
     "ending": re.compile(r"(더\s*이상|그만|끊었|끊고|끊어|끊은|관뒀|관두|퇴사|헤어졌|헤어짐|팔았|팔고|처분|접었|접고|접으|은퇴|휴학|자퇴|탈퇴|해지|없어졌|졸업|끝냈|끝났|끝내|닫았|닫고|뗐|해제|떠났|나왔|포기|잃어버렸|잃었|도난|폐차|죽었|돌아가셨|무지개\s*다리|이혼|파양|환불|반납|삭제|취소|중단|멈췄|손\s*놨|손\s*뗐|잘렸|짤렸|해고|권고사직|이별|폐업|폐점|문\s*닫)"),
     "additive": re.compile(r"(하나\s*더|추가로|게다가|또\s)"),

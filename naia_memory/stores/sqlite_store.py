@@ -235,6 +235,8 @@ class SqliteStore:
             self._in_txn = True
 
     def commit(self) -> None:
+        if not self._in_txn and not self.graph.changed:
+            return  # nothing to write: do not wait for another process's write lock (a reader closing, say)
         self._begin()
         changed = self.graph.take_changes()  # O(changed edges), not a scan of the graph
         try:
@@ -266,21 +268,31 @@ class SqliteStore:
                 "embedder": self._meta_get("embedder"), "vector_index": self.vector_index}
 
     def bind_embedder(self, name: str, dim: int) -> None:
-        self._begin()  # read and bind under the write lock: two new processes must not both bind
-        try:
-            new = check_embedder(self.path, self._meta_get("embedder"), name, dim)
-        except BaseException:
-            self.commit()
-            raise
-        if new:
-            self._meta_set("embedder", {"name": name, "dim": int(dim)})
-            self._cache.reset_vectors(0, dim)
-            self._ensure_vec_table(dim)
-            self.commit()
-        else:
-            self.commit()
-            if self._cache.dim != int(dim):  # another process bound the file after this one loaded it
+        stored = self._meta_get("embedder")
+        if stored is not None:  # bound for good: opening must not wait on another process's write lock
+            check_embedder(self.path, stored, name, dim)
+            if self._cache.dim != int(dim) and not self._in_txn:  # bound by another process after this one loaded
                 self.refresh()
+            return
+        opened = not self._in_txn  # a caller's open transaction is the caller's to commit
+        self._begin()  # two new processes must not both bind: read again under the write lock
+        try:
+            stored = self._meta_get("embedder")
+            if stored is None:
+                self._meta_set("embedder", {"name": name, "dim": int(dim)})
+                self._cache.reset_vectors(0, dim)
+                self._ensure_vec_table(dim)
+            else:
+                check_embedder(self.path, stored, name, dim)
+        except BaseException:
+            if opened:
+                self.db.execute("ROLLBACK")
+                self._in_txn = False
+            raise
+        if opened:
+            self.commit()
+        if stored is not None and self._cache.dim != int(dim) and not self._in_txn:
+            self.refresh()  # another process bound it between our load and our lock
 
     def rebind_embedder(self, name: str, dim: int) -> None:
         self._meta_set("embedder", {"name": name, "dim": int(dim)})
