@@ -105,6 +105,8 @@ def variant_label(record: Mapping[str, Any]) -> str:
             got = rec.get(k, _MISSING)
             if got != dflt.get(k, _MISSING):
                 diffs["embedder" if k == "kind" else f"embedder.{k}"] = got
+    if (record.get("config") or {}).get("read_only") is False:  # questions that strengthen: another measurement
+        diffs["read_only"] = False
     return f"{name}[{','.join(f'{k}={_fmt(v)}' for k, v in diffs.items())}]" if diffs else name
 
 

@@ -55,13 +55,21 @@ def _diff(values: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
 
 
 def identity_config(resolved: dict[str, Any]) -> dict[str, Any]:
-    """What names a run: the adapter with only the engine settings that differ
-    from the defaults (a record's file name does not change because the schema
-    spells the defaults out), the dataset, the experiment, the matcher."""
+    """What names a run: the adapter with the engine settings its own file sets
+    and those that differ from the defaults (what the config held before the
+    schema spelled every default out, so file names do not move), the
+    dataset, the experiment, the matcher; ``read_only=false`` when asked."""
+    from .frame import _adapter_defaults
+
     adapter = dict(resolved["adapter"])
     if isinstance(adapter.get("engine"), dict):
-        adapter["engine"] = _diff(adapter["engine"], engine_defaults())
-    return {"adapter": adapter, **{k: resolved[k] for k in ("dataset", "experiment", "match_embedder")}}
+        own = dict(_adapter_defaults(str(adapter.get("name")))).get("engine") or {}
+        diff = _diff(adapter["engine"], engine_defaults())
+        adapter["engine"] = {**{k: adapter["engine"][k] for k in own if k in adapter["engine"]}, **diff}
+    ident = {"adapter": adapter, **{k: resolved[k] for k in ("dataset", "experiment", "match_embedder")}}
+    if resolved.get("read_only") is False:  # another measurement: never the same record as the default
+        ident["read_only"] = False
+    return ident
 
 
 class ConfigError(ValueError):
@@ -82,9 +90,13 @@ class ReadOnlyQuestions:
     def recall(self, **kw: Any) -> Any:
         return self._inner.recall(**kw, **({"strengthen": False} if self._takes else {}))
 
-    def recall_many(self, **kw: Any) -> Any:
+    def recall_many(self, *, queries: Any, **kw: Any) -> Any:
         many = self._inner.recall_many
-        return many(**kw, **({"strengthen": False} if "strengthen" in inspect.signature(many).parameters else {}))
+        if "strengthen" in inspect.signature(many).parameters:
+            return many(queries=queries, **kw, strengthen=False)
+        if self._takes:  # a batch path that would strengthen: ask one by one, read-only
+            return [self.recall(query=q, **kw) for q in queries]
+        return many(queries=queries, **kw)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)

@@ -55,6 +55,8 @@ def test_variant_label_names_what_differs_from_the_adapter_defaults():
     assert variant_label(rec(_adapter(**{**spelled, "gate": False}))) == "naia-local[gate=false]"
     nested = {**spelled, "importance": {**spelled["importance"], "w_surprise": 0.4}}
     assert variant_label(rec(_adapter(**nested))) == "naia-local[importance.w_surprise=0.4]"
+    asked = {"identity": {"provider": "naia-local"}, "config": {"adapter": _adapter(), "read_only": False}}
+    assert variant_label(asked) == "naia-local[read_only=false]"
 
 
 def test_two_engine_variants_both_survive_in_frame_and_report(tmp_path):

@@ -60,6 +60,8 @@ def test_benchmark_questions_strengthen_nothing_unless_asked(t0):
         try:
             p.encode(content="my sister Hana lives in Busan", now=t0)
             p.recall(query="where does Hana live?", top_k=3, now=t0 + timedelta(hours=1))
+            many = p.recall_many(queries=["Hana?", "Busan?"], top_k=3, now=t0 + timedelta(hours=2))
+            assert len(many) == 2
             store = p._inner.store if isinstance(p, ReadOnlyQuestions) else p.store
             counts[ro] = sum(r.recall_count for r in store.records())
         finally:

@@ -81,3 +81,9 @@ def test_engine_overrides_in_every_form_and_a_typo():
             compose("config", overrides=["+adapter=naia-local", "adapter.engine.gat=false"])
         rrf = compose("config", overrides=["+adapter=hybrid-rrf"])
         assert rrf.adapter.engine.fusion == "rrf" and rrf.adapter.engine.mmr is False  # the adapter's own settings win
+        # the adapter file's own settings stay in the identity even where they equal a default (graph: false),
+        # so records written before the schema keep their names; questions that strengthen are another record
+        rrf_c = {"adapter": OmegaConf.to_container(rrf.adapter), "dataset": {}, "experiment": {}, "match_embedder": "x"}
+        assert run.identity_config(rrf_c)["adapter"]["engine"]["graph"] is False
+        assert "read_only" not in run.identity_config({**rrf_c, "read_only": True})
+        assert run.identity_config({**rrf_c, "read_only": False})["read_only"] is False

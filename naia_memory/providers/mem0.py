@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import copy
 import os
+import threading
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -42,6 +43,9 @@ from ..embedders.serve import EmbeddingServer
 from ..records import ensure_aware
 from ..validate import check_content, check_query, role_name, unused_loopback_port
 from .scratch import scratch_dir
+
+
+_FACTORY_LOCK = threading.Lock()
 
 
 class _QueryAware:
@@ -88,13 +92,14 @@ class Mem0Provider:
         if keyword_search:  # mem0's hybrid search, with a BM25 it can compute offline (mem0_keyword.py)
             from mem0.utils.factory import VectorStoreFactory
 
-            stock = dict(VectorStoreFactory.provider_to_class)
-            VectorStoreFactory.provider_to_class["faiss"] = "naia_memory.providers.mem0_keyword.KeywordFAISS"
-            try:
-                self.memory = Memory.from_config(config)
-            finally:
-                VectorStoreFactory.provider_to_class.clear()
-                VectorStoreFactory.provider_to_class.update(stock)
+            with _FACTORY_LOCK:  # the class map is mem0's global: one provider at a time swaps it
+                stock = dict(VectorStoreFactory.provider_to_class)
+                VectorStoreFactory.provider_to_class["faiss"] = "naia_memory.providers.mem0_keyword.KeywordFAISS"
+                try:
+                    self.memory = Memory.from_config(config)
+                finally:
+                    VectorStoreFactory.provider_to_class.clear()
+                    VectorStoreFactory.provider_to_class.update(stock)
         else:
             self.memory = Memory.from_config(config)
         self.keyword_search = keyword_search

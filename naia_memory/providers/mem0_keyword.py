@@ -45,6 +45,9 @@ class KeywordFAISS(FAISS):
         return cache[key]
 
     def keyword_search(self, query: str, top_k: int = 5, filters: dict | None = None) -> list[OutputData]:
+        cache = self.__dict__.get("_bm25_terms")
+        if cache is not None and len(cache) > 2 * len(self.docstore) + 64:  # deleted or edited memories
+            self._bm25_terms = {k: v for k, v in cache.items() if k[0] in self.docstore}
         docs = [(vid, p) for vid, p in self.docstore.items() if self._apply_filters(p, filters)]
         q = set(bm25_terms(query or ""))
         if not docs or not q:
