@@ -113,6 +113,8 @@ class LifecycleControls:
                     progress(min(i + batch_size, len(recs)), len(recs))
             self.embedder = embedder
             self.pipeline.embedder = embedder
+            self.hierarchy.dim = embedder.dim  # the trees' centroids were the old embedder's: rebuild them
+            self._place_unplaced()
             self.store.append_log([{"op": "REINDEX", "embedder": embedder.name, "dim": embedder.dim, "count": len(recs),
                                     "at": ensure_aware(None).isoformat()}])
             self.store.commit()

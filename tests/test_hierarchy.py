@@ -139,3 +139,19 @@ def test_centring_separates_what_a_shared_direction_hides():
     pa = {place(centred_tree, v, th)[2] for v in group_a}
     pb = {place(centred_tree, v, th)[2] for v in group_b}
     assert pa.isdisjoint(pb)
+
+
+def test_reindexing_rebuilds_the_tree_on_the_new_vectors(tmp_path, tokenizer, t0):
+    """The trees' centroids are the embedder's: after a reindex to another
+    dimension, placing and routing use the new vectors (they used to fail on
+    the old dimension)."""
+    cfg = EngineConfig(hierarchy=True, routing=True, **HASHING)
+    m = MemorySystem(store=naia_store("json", tmp_path), embedder=HashingEmbedder(dim=32), tokenizer=tokenizer, config=cfg)
+    for j, text in enumerate(SAID["running"] + SAID["work"]):
+        m.encode(content=text, now=t0 + timedelta(minutes=j))
+    m.reindex(HashingEmbedder(dim=48))
+    later = t0 + timedelta(days=1)
+    assert m.encode(content="I ran in the park again", now=later).stored
+    assert m.recall(query="morning run in the park", top_k=3, now=later).contents()
+    assert sum(n["memories"] for n in m.topics() if n["level"] == "domain") == 7
+    m.close()
