@@ -11,12 +11,14 @@ variant instead of letting the last run overwrite the others.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import pandas as pd
+
+from naia_memory.config import EngineConfig
 
 from .results import load_records
 
@@ -54,20 +56,33 @@ def _adapter_defaults(name: str) -> tuple[tuple[str, Any], ...]:
     return tuple((k, doc[k]) for k in ("engine", "embedder") if k in doc)
 
 
+def engine_defaults() -> dict[str, Any]:
+    """Every EngineConfig setting with its default, as plain data. The naia
+    adapters compose it under ``adapter.engine`` (``conf/adapter/*.yaml``:
+    ``/engine@engine: defaults``), so ``adapter.engine.gate=false`` works as
+    written, a misspelt key is an error, and ``--cfg job`` lists them all."""
+    return asdict(EngineConfig())
+
+
+def _diff(values: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    """What in ``values`` differs from ``defaults`` (nested mappings compared key by key)."""
+    out = {}
+    for k, v in values.items():
+        d = defaults.get(k)
+        if isinstance(v, dict) and isinstance(d, dict):
+            sub = _diff(v, d)
+            if sub:
+                out[k] = sub
+        elif k not in defaults or v != d:
+            out[k] = v
+    return out
+
+
 @lru_cache(maxsize=1)
 def _engine_defaults() -> tuple[tuple[str, Any], ...]:
-    """EngineConfig's field defaults, flattened; empty when the engine cannot be imported.
-
-    Needed because ``engine: {}`` and ``engine: {decay: true}`` are the same
-    run and must get the same label."""
-    try:
-        from naia_memory.config import EngineConfig
-
-        cfg = EngineConfig()
-        d = asdict(cfg) if is_dataclass(cfg) else {}
-    except Exception:  # the engine is being rewritten; a label without it is still correct for overrides
-        return ()
-    return tuple(_flatten(d).items())
+    """EngineConfig's field defaults, flattened. Needed because ``engine: {}``
+    and ``engine: {decay: true}`` are the same run and must get the same label."""
+    return tuple(_flatten(engine_defaults()).items())
 
 
 def _fmt(v: Any) -> str:

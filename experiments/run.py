@@ -11,7 +11,7 @@ import inspect
 import logging
 import sys
 import time
-from dataclasses import asdict, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, Callable
 
@@ -25,33 +25,12 @@ from naia_memory.providers import create_provider
 
 from . import results as res
 from .embed_cache import CachedEmbedder
+from .frame import _adapter_defaults, _diff, engine_defaults
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def engine_defaults() -> dict[str, Any]:
-    """Every EngineConfig setting with its default, as plain data. The naia
-    adapters compose it under ``adapter.engine`` (``conf/adapter/*.yaml``:
-    ``/engine@engine: defaults``), so ``adapter.engine.gate=false`` works as
-    written, a misspelt key is an error, and ``--cfg job`` lists them all."""
-    return asdict(EngineConfig())
-
-
 ConfigStore.instance().store(group="engine", name="defaults", node=engine_defaults())
-
-
-def _diff(values: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
-    """What in ``values`` differs from ``defaults`` (nested mappings compared key by key)."""
-    out = {}
-    for k, v in values.items():
-        d = defaults.get(k)
-        if isinstance(v, dict) and isinstance(d, dict):
-            sub = _diff(v, d)
-            if sub:
-                out[k] = sub
-        elif k not in defaults or v != d:
-            out[k] = v
-    return out
 
 
 def identity_config(resolved: dict[str, Any]) -> dict[str, Any]:
@@ -59,8 +38,6 @@ def identity_config(resolved: dict[str, Any]) -> dict[str, Any]:
     and those that differ from the defaults (what the config held before the
     schema spelled every default out, so file names do not move), the
     dataset, the experiment, the matcher; ``read_only=false`` when asked."""
-    from .frame import _adapter_defaults
-
     adapter = dict(resolved["adapter"])
     if isinstance(adapter.get("engine"), dict):
         own = dict(_adapter_defaults(str(adapter.get("name")))).get("engine") or {}
@@ -120,10 +97,16 @@ def provider_factory(adapter: dict[str, Any], engine_overrides: dict[str, Any] |
     return lambda: create_provider(name, **kwargs)
 
 
+def provider_capabilities(p: Any) -> dict[str, bool]:
+    """What the provider can do, not its read-only wrapper (which has a
+    ``recall_many`` of its own)."""
+    return capabilities_of(p._inner if isinstance(p, ReadOnlyQuestions) else p)
+
+
 QUESTION_EXPERIMENTS = ("aihub141", "locomo", "lifecycle")  # latency keeps what users get: recall that strengthens
 
 
-def read_only(resolved: dict[str, Any], experiment: str) -> bool:
+def asks_read_only(resolved: dict[str, Any], experiment: str) -> bool:
     return bool(resolved.get("read_only", True)) and experiment in QUESTION_EXPERIMENTS
 
 
@@ -249,9 +232,9 @@ def run_single(resolved, adapter, ds, exp) -> dict[str, Any]:
 
     data = load_data(ds)
     ctx = _context(resolved, exp["name"])
-    factory = provider_factory(adapter, read_only=read_only(resolved, exp["name"]))
+    factory = provider_factory(adapter, read_only=asks_read_only(resolved, exp["name"]))
     probe = factory()
-    caps = capabilities_of(getattr(probe, "_inner", probe))  # what the provider can do, not the read-only wrapper
+    caps = provider_capabilities(probe)
     probe.close()
     bar = _bar(resolved, len(data), f"{adapter['name']} x {ds['name']}")
     out = run_experiment(exp["name"], factory, data, exp, ctx, bar.update if bar else None)
@@ -292,7 +275,7 @@ def run_ablation(resolved, adapter, ds, exp) -> dict[str, Any]:
     bar = _bar(resolved, len(variants) * len(data), f"ablation {adapter['name']} x {ds['name']}")
     for label, flip in variants:
         try:
-            factory = provider_factory(adapter, flip, embedder=shared, read_only=read_only(resolved, base_name))
+            factory = provider_factory(adapter, flip, embedder=shared, read_only=asks_read_only(resolved, base_name))
             factory().close()
         except ValueError as e:  # e.g. turning off the only candidate generator
             runs[label] = {"error": str(e)}

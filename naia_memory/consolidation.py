@@ -19,7 +19,7 @@ import numpy as np
 
 from .cognition import contradiction
 from .cognition.centring import centred_cosines, language
-from .cognition.facts import FactCandidate, extract, extract_facts, strip_speaker
+from .cognition.facts import FactCandidate, extract, extract_facts, said_text, speaker_in
 from .cognition.tokenize import Tokenizer
 from .config import EngineConfig
 from .contract import Decision, DecisionOp, MemoryKind
@@ -61,19 +61,19 @@ class Consolidator:
 
     def _extract(self, ep: MemoryRecord, now: datetime) -> tuple[list[FactCandidate], list[Decision]]:
         """Fact candidates, and the decisions logged for what did not become one."""
+        speaker = speaker_in(ep.metadata)
         if self.fact_extractor is None:
             if self.config.fact_rules == "attributes":
-                return extract_facts(ep.content, ep.role, self._sentences), []
-            speaker = ep.metadata.get("speaker")
-            ex = extract(ep.content, ep.role, self._sentences, self.tokenizer, speaker if isinstance(speaker, str) else None)
+                return extract_facts(ep.content, ep.role, self._sentences, speaker=speaker), []
+            ex = extract(ep.content, ep.role, self._sentences, self.tokenizer, speaker)
             return list(ex.facts), [Decision(DecisionOp.SKIP, s, None, None, None, f"not a fact: {why}", now, (ep.id,))
                                     for s, why in ex.skipped]
         try:
-            cands, _raw = self.fact_extractor.extract(ep.content, ep.role)
+            cands, _raw = self.fact_extractor.extract(said_text(ep.content, speaker), ep.role)  # the words, not who said them
             return cands, []
         except UnparseableAnswer as e:
             log.warning("fact extractor answer for %s could not be parsed: %s", ep.id, e.raw)
-            return [], [Decision(DecisionOp.UNDECIDED, strip_speaker(ep.content), None, None, None,
+            return [], [Decision(DecisionOp.UNDECIDED, said_text(ep.content, speaker), None, None, None,
                                  f"extractor answer unparseable: {e.why}", now, (ep.id,), e.raw)]
 
     def _sentences(self, text: str) -> list[str]:
@@ -144,7 +144,8 @@ class Consolidator:
             subject = f"{subject}/{cand.about}"
         active = [f for f in self._neighbours(cand, tokens, vec, ep.project) if _related(f, subject, cand)]
         distance = None
-        sims = self.store.embeddings([f.id for f in active]) @ vec if active else []
+        mat = self.store.embeddings([f.id for f in active]) if active else None
+        sims = mat @ vec if active else []
         if active:
             distance = round(float(1.0 - sims.max()), 6)
         negated = contradiction.is_negated(cand.content)
@@ -156,8 +157,7 @@ class Consolidator:
         values = contradiction.value_tokens(cand.content, tokens, attr, self.tokenizer.tokens)
         centred = [None] * len(active)
         if active and self.background is not None:  # which fact it is about, judged with the common direction taken out too
-            centred = [float(c) for c in centred_cosines(self.store.embeddings([f.id for f in active]), vec,
-                                                         self.background(language(cand.content)))]
+            centred = [float(c) for c in centred_cosines(mat, vec, self.background(language(cand.content)))]
         existing = [FactView(f.id, f.content, f.attribute, frozenset(f.metadata.get("values", ())), float(s), c)
                     for f, s, c in zip(active, sims, centred)]
         try:
@@ -238,7 +238,7 @@ class _Lookahead:
     """The nearest facts of a batch of candidates, found at the batch's start
     with one matrix product per project (``vector_top_k_many``), and kept
     exact while the batch adds and retires facts: each candidate's list is
-    ``k + margin`` long; at its turn, the facts retired since are dropped
+    ``2k`` long; at its turn, the facts retired since are dropped
     from it and the facts added since are scored against it directly. If
     retirements ate into the first ``k`` of a full list, that candidate is
     searched the usual way. Candidates come in the order they were listed."""
@@ -250,8 +250,8 @@ class _Lookahead:
         self._current = -1
 
     @classmethod
-    def start(cls, store: StoragePort, items: list[tuple[str, np.ndarray]], k: int, margin: int | None = None) -> "_Lookahead":
-        width = k + (k if margin is None else margin)
+    def start(cls, store: StoragePort, items: list[tuple[str, np.ndarray]], k: int) -> "_Lookahead":
+        width = 2 * k
         rows: list[list[tuple[str, float]] | None] = [None] * len(items)
         many = getattr(store, "vector_top_k_many", None)
         if many is not None and items:

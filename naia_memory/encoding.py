@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from .cognition import importance as imp
-from .cognition.facts import said_text
+from .cognition.facts import said_text, speaker_in
 from .cognition.tokenize import Tokenizer
 from .config import EngineConfig
 from .contract import EncodeResult, ImportanceScore, MemoryKind, Turn
@@ -54,7 +54,9 @@ class Encoder:
         """Importance, emotion and surprise (novelty against the five nearest
         memories by words), the gate's inputs; on what was said, not on who
         said it (``speaker``: the metadata's, taken off the text)."""
-        body = said_text(content, speaker)
+        return self._score(said_text(content, speaker), role_s, project, overrides)
+
+    def _score(self, body: str, role_s: str, project: str, overrides: Mapping[str, float] | None) -> ImportanceScore:
         tokens = self.tokenizer.tokens(body)
         flt = RecordFilter(project=project, statuses=(ACTIVE,))
         neighbours = [self.store.get(i) for i, _ in self.store.keyword_top_k(tokens, 5, flt)] if tokens else []
@@ -85,9 +87,8 @@ class Encoder:
         why_not = self.refused(session, project)
         if why_not:
             return EncodeResult(False, None, why_not, None)
-        speaker = (metadata or {}).get("speaker")
-        speaker = speaker if isinstance(speaker, str) else None
-        score = self.score_importance(content, role_s, project, importance, speaker)
+        body = said_text(content, speaker_in(metadata))
+        score = self._score(body, role_s, project, importance)
         turn_key = (project, session) if session is not None else None
         context = None
         if turn_key and self.config.context:
@@ -96,7 +97,6 @@ class Encoder:
             self.last_turn[turn_key] = content
         if self.config.gate and not imp.passes_gate(score, self.config.gate_threshold):
             return EncodeResult(False, None, f"gated: combined {score.combined:.3f} < {self.config.gate_threshold}", score)
-        body = said_text(content, speaker)
         keep = "explicit-keep" in score.cues and role_s == "user"  # only the user's own words pin a memory
         md = {"importance": score.combined, "cues": list(score.cues), **dict(metadata or {})}
         if context:

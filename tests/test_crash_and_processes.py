@@ -17,6 +17,7 @@ import pytest
 
 from naia_memory import EngineConfig, LocalStore, MemorySystem
 from naia_memory.embedders import HashingEmbedder
+from naia_memory.stores.lock import StoreInUseError
 
 from .conftest import naia_store
 
@@ -122,7 +123,7 @@ def test_a_waiting_opener_gets_the_store_when_the_holder_closes(tmp_path, tokeni
     path = tmp_path / "m.json"
     first = LocalStore(path)
     t = time.monotonic()
-    with pytest.raises(Exception, match="waited 0.2 s"):
+    with pytest.raises(StoreInUseError, match="waited 0.2 s"):
         LocalStore(path, wait=0.2)
     assert time.monotonic() - t >= 0.2
     first.close()

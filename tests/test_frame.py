@@ -48,7 +48,7 @@ def test_variant_label_names_what_differs_from_the_adapter_defaults():
     assert variant_label(rec(hashing)) == "naia-local[embedder=hashing,embedder.dim=64]"
     assert variant_label(rec({"name": "none", "provider": "none"})) == "none"
     # records now carry every engine setting (the composed schema): only what differs names a variant
-    from experiments.run import engine_defaults
+    from experiments.frame import engine_defaults
 
     spelled = engine_defaults()
     assert variant_label(rec(_adapter(**spelled))) == "naia-local"

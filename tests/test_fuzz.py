@@ -111,7 +111,6 @@ def test_every_public_call_fails_only_in_documented_ways(kind, tmp_path, tokeniz
     m = MemorySystem(store=naia_store(kind, tmp_path), embedder=HashingEmbedder(dim=32), tokenizer=tokenizer,
                      config=EngineConfig())
     m.encode(content="I live in Lisbon", now=T0)
-    surprises: list[str] = []
 
     @settings(max_examples=CASES_PER_STORE, deadline=None, database=None, derandomize=True,
               suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -120,10 +119,7 @@ def test_every_public_call_fails_only_in_documented_ways(kind, tmp_path, tokeniz
         try:
             _call(m, data)
         except DOCUMENTED:
-            pass
-        except Exception as e:  # noqa: BLE001 - the point: nothing else may escape
-            surprises.append(f"{type(e).__name__}: {e}")
-            raise
+            pass  # anything else escapes and hypothesis fails the test with the shrunk call
         _intact(m)
 
     one_call()
@@ -134,7 +130,6 @@ def test_every_public_call_fails_only_in_documented_ways(kind, tmp_path, tokeniz
         reread = {r.id: r.to_json() for r in again.store.records(RecordFilter(statuses=None))}
     finally:
         again.close()
-    assert surprises == []
     assert reread == held
     assert len(held) > 50  # the fuzz stored things, not only refusals
     assert isinstance(next(iter(held.values())), dict) and MemoryRecord.from_json(next(iter(held.values())))

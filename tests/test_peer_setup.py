@@ -51,7 +51,7 @@ def test_mem0_searches_with_query_embeddings_and_stores_passages(tmp_path, t0, c
 
 
 def test_benchmark_questions_strengthen_nothing_unless_asked(t0):
-    from experiments.run import ReadOnlyQuestions, provider_factory, read_only
+    from experiments.run import ReadOnlyQuestions, asks_read_only, provider_factory
 
     adapter = {"name": "naia-local", "provider": "naia-local", "embedder": {"kind": "hashing", "dim": 64}, "engine": {}}
     counts = {}
@@ -67,18 +67,31 @@ def test_benchmark_questions_strengthen_nothing_unless_asked(t0):
         finally:
             p.close()
     assert counts[True] == 0 and counts[False] > 0
-    assert read_only({"read_only": True}, "locomo") and not read_only({"read_only": False}, "locomo")
-    assert not read_only({"read_only": True}, "latency")  # latency measures what users get
+    assert asks_read_only({"read_only": True}, "locomo") and not asks_read_only({"read_only": False}, "locomo")
+    assert not asks_read_only({"read_only": True}, "latency")  # latency measures what users get
 
 
-def test_a_wrapped_provider_declares_what_the_provider_can_do():
-    from experiments.run import ReadOnlyQuestions
+def test_a_wrapped_provider_declares_what_the_provider_can_do(tmp_path):
+    from experiments.run import ReadOnlyQuestions, provider_capabilities
 
     from naia_memory.contract import capabilities_of
     from naia_memory.providers import create_provider
 
-    inner = create_provider("none")
-    assert capabilities_of(inner) == capabilities_of(getattr(ReadOnlyQuestions(inner), "_inner"))
+    for name in ("naia-local", "lite"):
+        inner = create_provider(name, path=str(tmp_path / name), embedder={"kind": "hashing", "dim": 32})
+        try:
+            assert provider_capabilities(ReadOnlyQuestions(inner)) == capabilities_of(inner)
+        finally:
+            inner.close()
+
+    class HalfBatch(type(create_provider("none"))):  # imports in batches, recalls one at a time
+        def encode_many(self, *, turns, project="default"):
+            return [self.encode(**t, project=project) for t in turns]
+
+    half = HalfBatch()
+    assert not capabilities_of(half)["batch"]
+    assert capabilities_of(ReadOnlyQuestions(half))["batch"]  # the wrapper's own recall_many would claim it
+    assert not provider_capabilities(ReadOnlyQuestions(half))["batch"]
 
 
 def test_peer_loggers_are_kept_at_warning():
@@ -169,3 +182,39 @@ def test_mem0_runs_its_hybrid_search_on_a_store_with_keyword_search(tmp_path, t0
     finally:
         p.close()
         plain.close()
+
+
+def test_every_fact_path_reads_the_words_not_the_speaker(tmp_path, t0, tokenizer):
+    """The earlier attribute rules and an injected LLM extractor get the turn
+    without its speaker too (the name is metadata)."""
+    import json
+
+    from naia_memory import EngineConfig, LocalStore, MemorySystem
+    from naia_memory.llm import LLMFactExtractor
+
+    class Scripted:  # an OpenAI-compatible model that records what it was sent
+        name = "scripted"
+
+        def __init__(self):
+            self.sent = []
+
+        def complete(self, messages):
+            self.sent.append(messages[-1]["content"])
+            return json.dumps({"facts": [{"content": "lives in Paris", "attribute": "residence"}]})
+
+    said = "Jean-Luc Picard: I live in Paris these days"
+    rules = MemorySystem(store=LocalStore(tmp_path / "a.json"), embedder=HashingEmbedder(dim=32), tokenizer=tokenizer,
+                         config=EngineConfig(fact_rules="attributes"))
+    model = Scripted()
+    llm = MemorySystem(store=LocalStore(tmp_path / "b.json"), embedder=HashingEmbedder(dim=32), tokenizer=tokenizer,
+                       fact_extractor=LLMFactExtractor(model))
+    try:
+        for m in (rules, llm):
+            m.encode(content=said, now=t0, metadata={"speaker": "Jean-Luc Picard"})
+            m.consolidate(now=t0 + timedelta(minutes=1))
+        facts = [r.content for r in rules.store.records() if r.kind.value == "fact"]
+        assert facts and not any("Picard" in f for f in facts)
+        assert model.sent == ["I live in Paris these days"]
+    finally:
+        rules.close()
+        llm.close()

@@ -59,7 +59,7 @@ def test_an_id_taken_by_another_process_is_an_error_that_leaves_no_trace(tmp_pat
     pytest.importorskip("apsw")
     from naia_memory.records import MemoryRecord
     from naia_memory.contract import MemoryKind
-    from naia_memory.stores.port import StoreError
+    from naia_memory.stores.port import IdTakenError
     from naia_memory.stores.sqlite_store import SqliteStore
     import numpy as np
 
@@ -71,14 +71,16 @@ def test_an_id_taken_by_another_process_is_an_error_that_leaves_no_trace(tmp_pat
     rec = lambda text: MemoryRecord(id="ep_same", kind=MemoryKind.EPISODE, content=text, created_at=t0, updated_at=t0, last_accessed=t0)
     a.put(rec("from a"), np.ones(4))
     a.commit()
-    with pytest.raises(StoreError, match="already exists"):
+    with pytest.raises(IdTakenError, match="already exists"):
         b.put(rec("from b"), np.ones(4))
     assert b.get("ep_same") is None  # no phantom in b's memory
     a.put(MemoryRecord(id="ep_next", kind=MemoryKind.EPISODE, content="a again", created_at=t0, updated_at=t0, last_accessed=t0), np.ones(4))
     a.commit()  # b holds no write lock: a commits at once
     a.close()
     b.close()
-    assert [r.content for r in SqliteStore(path).records(None)] == ["from a", "a again"]
+    again = SqliteStore(path)
+    assert [r.content for r in again.records(None)] == ["from a", "a again"]
+    again.close()
 
 
 def test_two_processes_saying_the_same_thing_at_the_same_time_both_keep_it(tmp_path, tokenizer, t0):

@@ -222,9 +222,10 @@ def test_a_real_server_on_loopback(tmp_path, tokenizer):
                 if call("GET", "/health")[0] == 200:
                     break
             except OSError:
-                if time.time() > deadline or proc.poll() is not None:
-                    raise AssertionError(proc.stderr.read().decode() if proc.poll() is not None else "server did not start")
-                time.sleep(0.2)
+                pass  # not listening yet
+            if time.time() > deadline or proc.poll() is not None:  # also when it answers, but never 200
+                raise AssertionError(proc.stderr.read().decode() if proc.poll() is not None else "server did not get healthy")
+            time.sleep(0.2)
         assert call("GET", "/memories?user_id=a", headers={})[0] == 401
         status, out = call("POST", "/memories", {"user_id": "a", "messages": [{"content": "I live in Lisbon"}]})
         assert status == 200 and out["results"][0]["event"] == "ADD"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from . import contradiction
 from .importance import EXPLICIT_KEEP_CUES, IMPORTANCE_CUES, _FIRST_PERSON, utility
@@ -30,6 +30,12 @@ class FactCandidate:
 
 def strip_speaker(text: str) -> str:
     return SPEAKER_PREFIX.sub("", text).strip()
+
+
+def speaker_in(metadata: Mapping[str, Any] | None) -> str | None:
+    """The speaker a turn's metadata names, if it names one as text."""
+    s = (metadata or {}).get("speaker")
+    return s if isinstance(s, str) and s else None
 
 
 def said_text(text: str, speaker: str | None = None) -> str:
@@ -101,12 +107,13 @@ def extract(text: str, role: str, split_sentences: Callable[[str], Sequence[str]
     return Extraction(tuple(facts), tuple(skipped))
 
 
-def extract_facts(text: str, role: str, split_sentences: Callable[[str], Sequence[str]], min_words: int = 2) -> list[FactCandidate]:
+def extract_facts(text: str, role: str, split_sentences: Callable[[str], Sequence[str]], min_words: int = 2,
+                  speaker: str | None = None) -> list[FactCandidate]:
     """The earlier rule (first person, a known attribute or an importance cue),
     kept to compare with ``extract``."""
     if role != "user":
         return []
-    body = strip_speaker(text)
+    body = said_text(text, speaker)
     out: list[FactCandidate] = []
     for sent in split_sentences(body):
         s = sent.strip()

@@ -30,6 +30,10 @@ class FactView:
     similarity: float  # cosine to the new fact
     centred: float | None = None  # the same with the mean of ordinary sentences taken out (cognition.centring)
 
+    @property
+    def rank_score(self) -> float:  # as ``updates.Known.rank_score``
+        return self.similarity if self.centred is None else self.centred
+
 
 @runtime_checkable
 class ContradictionFilter(Protocol):
@@ -88,7 +92,7 @@ class LLMContradictionFilter:
         return f"llm:{self.client.name}"
 
     def judge(self, new_text: str, attr: Attribute | None, values: frozenset[str], existing: Sequence[FactView]) -> Verdict:
-        shown = sorted(existing, key=lambda f: -(f.similarity if f.centred is None else f.centred))[: self.max_existing]
+        shown = sorted(existing, key=lambda f: -f.rank_score)[: self.max_existing]
         if not shown:
             return Verdict("add", None, "no existing memory to compare")
         listing = "\n".join(f"{i + 1}. {f.content}" for i, f in enumerate(shown))

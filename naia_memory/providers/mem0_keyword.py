@@ -14,13 +14,13 @@ mem0 ranks and fuses; this only answers its keyword query.
 """
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from typing import Any
 
 from mem0.vector_stores.faiss import FAISS, OutputData
 
+from ..cognition.bm25 import bm25_term, idf
 from ..cognition.tokenize import stem_en
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -56,11 +56,11 @@ class KeywordFAISS(FAISS):
         n = len(tfs)
         avg = sum(sum(tf.values()) for _, _, tf in tfs) / n or 1.0
         df = Counter(t for _, _, tf in tfs for t in q if t in tf)
-        idf = {t: math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in q}
+        idfs = {t: idf(n, df[t]) for t in q}  # Qdrant's IDF is the same formula as naia's
         scored = []
         for vid, p, tf in tfs:
             length = sum(tf.values())
-            s = sum(idf[t] * tf[t] * (self.k1 + 1) / (tf[t] + self.k1 * (1 - self.b + self.b * length / avg)) for t in q if t in tf)
+            s = sum(bm25_term(tf[t], length, avg, idfs[t], self.k1, self.b) for t in q if t in tf)
             if s > 0:
                 scored.append((s, vid, p))
         scored.sort(key=lambda x: (-x[0], x[1]))

@@ -268,31 +268,22 @@ class SqliteStore:
                 "embedder": self._meta_get("embedder"), "vector_index": self.vector_index}
 
     def bind_embedder(self, name: str, dim: int) -> None:
-        stored = self._meta_get("embedder")
-        if stored is not None:  # bound for good: opening must not wait on another process's write lock
-            check_embedder(self.path, stored, name, dim)
-            if self._cache.dim != int(dim) and not self._in_txn:  # bound by another process after this one loaded
-                self.refresh()
-            return
-        opened = not self._in_txn  # a caller's open transaction is the caller's to commit
-        self._begin()  # two new processes must not both bind: read again under the write lock
-        try:
+        stored = self._meta_get("embedder")  # bound for good once bound: no write lock needed to read it
+        if stored is None:  # a new file: two new processes must not both bind, so look again under the lock
+            opened = not self._in_txn  # a caller's open transaction is the caller's to commit
+            self._begin()
             stored = self._meta_get("embedder")
             if stored is None:
                 self._meta_set("embedder", {"name": name, "dim": int(dim)})
                 self._cache.reset_vectors(0, dim)
                 self._ensure_vec_table(dim)
-            else:
-                check_embedder(self.path, stored, name, dim)
-        except BaseException:
             if opened:
-                self.db.execute("ROLLBACK")
-                self._in_txn = False
-            raise
-        if opened:
-            self.commit()
-        if stored is not None and self._cache.dim != int(dim) and not self._in_txn:
-            self.refresh()  # another process bound it between our load and our lock
+                self.commit()
+            if stored is None:
+                return
+        check_embedder(self.path, stored, name, dim)
+        if self._cache.dim != int(dim) and not self._in_txn:  # bound by another process after this one loaded
+            self.refresh()
 
     def rebind_embedder(self, name: str, dim: int) -> None:
         self._meta_set("embedder", {"name": name, "dim": int(dim)})
