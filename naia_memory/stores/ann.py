@@ -13,6 +13,8 @@ it. faiss is optional (``pip install 'naia-memory[ann]'``).
 """
 from __future__ import annotations
 
+import functools
+
 import logging
 from typing import Sequence
 
@@ -32,6 +34,12 @@ def faiss_available() -> bool:
     return importlib.util.find_spec("faiss") is not None
 
 
+@functools.lru_cache(maxsize=1)
+def _say_exact_once() -> None:
+    """Said once a process: a run that opens a store per conversation would say it on every one."""
+    log.info("vector_index='auto': faiss is not installed, so search stays exact at every size")
+
+
 def resolve_hnsw_from(vector_index: str, hnsw_from: int | None) -> int | None:
     """The row count from which a store uses HNSW, or None for exact always.
     An explicit "hnsw" without faiss is an error, not a quiet exact search."""
@@ -46,7 +54,7 @@ def resolve_hnsw_from(vector_index: str, hnsw_from: int | None) -> int | None:
             raise ImportError("vector_index='hnsw' needs faiss: pip install 'naia-memory[ann]'")
         return hnsw_from if hnsw_from is not None else 1
     if not faiss_available():
-        log.info("vector_index='auto': faiss is not installed, so search stays exact at every size")
+        _say_exact_once()
         return None
     return hnsw_from if hnsw_from is not None else AUTO_HNSW_FROM
 
