@@ -14,7 +14,6 @@ it. faiss is optional (``pip install 'naia-memory[ann]'``).
 from __future__ import annotations
 
 import functools
-
 import logging
 from typing import Sequence
 
