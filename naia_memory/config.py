@@ -56,6 +56,21 @@ class EngineConfig:
     route_categories: int = 3
     route_margin: float = 0.05  # domains within this of the nearest are searched too
     hierarchy_centred: bool = False  # compare with the store's mean vector taken away (cognition/hierarchy.py)
+    # verified topic summaries (naia_memory/summaries.py): at consolidation, a topic
+    # holding ``summary_min`` unsummarised facts gets a summary checked against them
+    # (places memories in the hierarchy, which it needs); sources are never deleted
+    summaries: bool = False
+    summary_min: int = 4
+    summary_max: int = 8  # facts per summary: a hit on it stands for its sources' turns
+    # reflection (naia_memory/reflection.py): at consolidation, what recurs across
+    # sessions becomes a `reflection` memory linked to its evidence; a reflection is
+    # never evidence for another (RecordFilter.evidence)
+    reflection: bool = False
+    reflection_min_sessions: int = 3
+    reflection_min_topics: int = 1  # distinct hierarchy topics among the evidence (placed memories only)
+    reflection_max_share: float = 0.2  # a word in more of the user's memories than this is not a theme
+    reflection_evidence: int = 8  # evidence memories linked per reflection
+    reflection_patterns: int = 5  # new or renewed reflections per run
     fusion: str = "relative"  # relative (min-max score fusion) | rrf
     rrf_k: int = 60
     candidate_k: int = 50
@@ -83,7 +98,7 @@ class EngineConfig:
     decay_params: DecayParams = field(default_factory=DecayParams)
 
     SWITCHES = ("gate", "consolidation", "context", "vector", "bm25", "graph", "speaker", "attribute", "time", "question", "present", "profile", "decay", "strengthen",
-                "recall_faded", "collapse", "mmr", "reranker", "routing", "slot_centring")
+                "recall_faded", "collapse", "mmr", "reranker", "routing", "slot_centring", "summaries", "reflection")
 
     @classmethod
     def from_mapping(cls, m: Mapping[str, Any] | None) -> "EngineConfig":
@@ -110,6 +125,14 @@ class EngineConfig:
             raise ValueError(f"unknown fusion {cfg.fusion!r}; use 'relative' or 'rrf'")
         if cfg.fact_rules not in ("statements", "attributes"):
             raise ValueError(f"unknown fact_rules {cfg.fact_rules!r}; use 'statements' or 'attributes'")
+        for name in ("summary_min", "summary_max", "reflection_min_sessions", "reflection_min_topics",
+                     "reflection_evidence", "reflection_patterns"):
+            if getattr(cfg, name) < 1:
+                raise ValueError(f"engine setting {name!r} must be >= 1, got {getattr(cfg, name)}")
+        if cfg.summary_max < cfg.summary_min:
+            raise ValueError(f"summary_max ({cfg.summary_max}) must be >= summary_min ({cfg.summary_min})")
+        if not 0.0 < cfg.reflection_max_share <= 1.0:
+            raise ValueError(f"reflection_max_share must be in (0, 1], got {cfg.reflection_max_share}")
         if not (cfg.vector or cfg.bm25):
             raise ValueError("at least one of `vector` and `bm25` must be on: recall needs candidates")
         return cfg

@@ -33,6 +33,8 @@ from .embedders.base import Embedder, EmbedderError
 from .llm.contradiction_filter import ContradictionFilter, HeuristicContradictionFilter, StatementContradictionFilter
 from .llm.extractor import LLMFactExtractor
 from .llm.forget_verifier import ForgetVerifier
+from .llm.reflector import LLMReflector
+from .llm.summarizer import LLMSummarizer
 from .consolidation import Consolidator
 from .encoding import Encoder
 from .hits import to_hit
@@ -41,6 +43,8 @@ from .hierarchy import Hierarchy
 from .lifecycle import LifecycleControls
 from .memory_index import MemoryIndex
 from .recall.pipeline import RecallPipeline
+from .reflection import Reflector
+from .summaries import TopicSummaries
 from .validate import check_content, check_kinds, check_metadata, check_name, check_query, role_name
 from .records import ACTIVE, ARCHIVED, SUPERSEDED, content_id, ensure_aware
 from .stores.port import IdTakenError, RecordFilter, StoragePort
@@ -71,11 +75,16 @@ class MemorySystem(OwnerControls, LifecycleControls):
         contradiction_filter: ContradictionFilter | None = None,
         reranker: Reranker | None = None,
         forget_verifier: ForgetVerifier | None = None,
+        summarizer: LLMSummarizer | None = None,
+        reflector: LLMReflector | None = None,
         enabled: bool = True,
         name: str = "naia",
     ):
         """``forget_verifier``: the model ``forget_about`` asks (none: it
-        refuses). ``enabled=False``: memory stays off (nothing encoded, nothing
+        refuses). ``summarizer`` / ``reflector``: a model that writes topic
+        summaries / proposes reflections (none: the offline extractive summary
+        and pattern finder); both are checked before anything is kept.
+        ``enabled=False``: memory stays off (nothing encoded, nothing
         recalled) until the host calls ``enable()``."""
         self.name = name
         self.forget_verifier = forget_verifier
@@ -101,6 +110,11 @@ class MemorySystem(OwnerControls, LifecycleControls):
                                          contradiction_filter=judge, fact_extractor=fact_extractor,
                                          embed_one=self._embed_one, new_id=self._new_id, place=self.hierarchy.place,
                                          background=self._background if self.config.slot_centring else None)
+        self.summaries = TopicSummaries(store=store, tokenizer=self.tokenizer, config=self.config, index=self.index,
+                                        hierarchy=self.hierarchy, new_id=self._new_id, embed_one=self._embed_one,
+                                        writer=summarizer)
+        self.reflector = Reflector(store=store, tokenizer=self.tokenizer, config=self.config, index=self.index,
+                                   new_id=self._new_id, embed_one=self._embed_one, proposer=reflector)
         self._place_unplaced()
         self._id_counter = len(store)
         self.encoder.enabled = enabled
@@ -282,6 +296,10 @@ class MemorySystem(OwnerControls, LifecycleControls):
                 return ConsolidationReport(0, ())
             episodes = [e for e in self.consolidator.waiting(now) if project is None or e.project == project]
             decisions = self.consolidator.consolidate_all(episodes, now, progress)
+            if self.config.summaries:
+                decisions += self.summaries.run(now, project)
+            if self.config.reflection:
+                decisions += self.reflector.run(now, project)
             if self.config.decay:
                 self.apply_decay(now=now, _commit=False)
             self.store.append_log(_decision_json(d) for d in decisions)
@@ -289,6 +307,29 @@ class MemorySystem(OwnerControls, LifecycleControls):
             return ConsolidationReport(len(episodes), tuple(decisions))
 
     consolidate_now = consolidate
+
+    def summarize(self, *, now: datetime | None = None, project: str | None = None) -> ConsolidationReport:
+        """Summarise every topic holding enough unsummarised facts now (what
+        consolidation does with ``summaries`` on); needs the hierarchy."""
+        check_name(project, "project", optional=True)
+        if not self.hierarchy.on:
+            raise ValueError("summaries are written per hierarchy topic: switch on `summaries` (or `hierarchy`) in EngineConfig")
+        return self._derive(self.summaries.run, now, project)
+
+    def reflect(self, *, now: datetime | None = None, project: str | None = None) -> ConsolidationReport:
+        """Reflect on what recurs across sessions now (what consolidation does with ``reflection`` on)."""
+        check_name(project, "project", optional=True)
+        return self._derive(self.reflector.run, now, project)
+
+    def _derive(self, step: Callable[[datetime, str | None], list[Decision]], now: datetime | None,
+                project: str | None) -> ConsolidationReport:
+        now = ensure_aware(now)
+        with self._lock:
+            self._check_open()
+            decisions = step(now, project)
+            self.store.append_log(_decision_json(d) for d in decisions)
+            self.store.commit()
+            return ConsolidationReport(0, tuple(decisions))
 
     # ------------------------------------------------------------------ recall
     def recall(

@@ -17,7 +17,7 @@ from .cognition.graph import EntityGraph
 from .contract import MemoryKind
 from .records import MemoryRecord
 
-_LINK_KEYS = ("stale_fact", "superseded_by_episode", "refines")
+_LINK_KEYS = ("stale_fact", "superseded_by_episode", "refines", "summarized_by")
 
 
 def forget_closure(records: Iterable[MemoryRecord], seeds: Iterable[str]) -> set[str]:
@@ -37,12 +37,23 @@ def forget_closure(records: Iterable[MemoryRecord], seeds: Iterable[str]) -> set
             continue
         gone.add(i)
         r = by_id[i]
+        if r.derived:
+            continue  # a summary or reflection goes alone: what it stands on stays
         if r.kind is MemoryKind.FACT:
             todo.extend(p for p in r.provenance if p in by_id)
         for f in facts_citing.get(i, ()):
-            if f not in gone and all(p in gone or p not in by_id for p in by_id[f].provenance):
+            if f not in gone and not by_id[f].derived and all(p in gone or p not in by_id for p in by_id[f].provenance):
                 todo.append(f)
+    # a summary or reflection quotes what it stands on: one forgotten source takes it too
+    for r in by_id.values():
+        if r.derived and r.id not in gone and gone & derived_links(r):
+            gone.add(r.id)
     return gone
+
+
+def derived_links(r: MemoryRecord) -> set[str]:
+    """Every memory a summary or reflection stands on: its turns, facts and evidence."""
+    return set(r.provenance) | set(r.metadata.get("summarizes", ())) | set(r.metadata.get("evidence", ()))
 
 
 def unlink(r: MemoryRecord, gone: set[str], source_ids_of: dict[str, list[str]]) -> bool:

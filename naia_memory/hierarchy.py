@@ -34,8 +34,8 @@ class Hierarchy:
 
     @property
     def on(self) -> bool:
-        """Placing memories: the hierarchy switch, or routing (which needs the tree)."""
-        return self.config.hierarchy or self.config.routing
+        """Placing memories: the hierarchy switch, or routing or summaries (which need the tree)."""
+        return self.config.hierarchy or self.config.routing or self.config.summaries
 
     @property
     def thresholds(self) -> Thresholds:
@@ -74,6 +74,14 @@ class Hierarchy:
         if not self.on:
             return
         r.metadata[PATH_KEY] = list(place(self.tree(r.project), vec, self.thresholds, r.entities))
+
+    def adopt(self, r: MemoryRecord, vec: np.ndarray) -> None:
+        """Count a memory the engine placed itself (a topic's summary, in its topic)."""
+        path = path_of(r)
+        if path is not None:
+            t = self.tree(r.project)
+            t.adopt(path)
+            t.add(path, vec, r.entities)
 
     def remove(self, r: MemoryRecord) -> None:
         path = path_of(r)

@@ -24,5 +24,8 @@ def to_hit(r: MemoryRecord, score: float, members: Sequence[MemoryRecord] = (), 
                   "memory_class": r.memory_class, "recall_count": r.recall_count, "valid_from": r.valid_from,
                   "valid_to": r.valid_to, "supersedes": r.supersedes, "superseded_by": r.superseded_by,
                   "subject": r.metadata.get("subject", "user"), "source_ids": tuple(sources),
-                  "covers": tuple(m.id for m in members), "when": tuple(tuple(w) for w in r.metadata.get("when", ()))}),
+                  "covers": tuple(m.id for m in members), "when": tuple(tuple(w) for w in r.metadata.get("when", ())),
+                  # a summary or reflection says so, with the memories it stands on
+                  "subtype": r.subtype, "derived": r.derived,
+                  "summarizes": tuple(r.metadata.get("summarizes", ())), "evidence": tuple(r.metadata.get("evidence", ()))}),
     )

@@ -90,6 +90,7 @@ class OwnerControls:
                           metadata={**old.metadata, "edited_by_user": True})
             vec = self._embed_one(content)
             new.metadata.pop("path", None)
+            new.metadata.pop("summarized_by", None)  # the old text was summarised, not this one
             self.hierarchy.place(new, vec)  # the corrected text may belong elsewhere
             self.store.put(new, vec)
             self.index.add(new)

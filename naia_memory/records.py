@@ -14,6 +14,12 @@ SUPERSEDED = "superseded"
 ARCHIVED = "archived"
 STATUSES = (ACTIVE, SUPERSEDED, ARCHIVED)
 
+# memories the engine writes about other memories (HGVM): a verified topic
+# summary and a reflection; ``metadata["subtype"]`` names them
+SUMMARY = "consolidation_summary"
+REFLECTION_PATTERN = "reflection_pattern"
+DERIVED_SUBTYPES = (SUMMARY, REFLECTION_PATTERN)
+
 
 def utc_now() -> datetime:
     return datetime.now(timezone.utc)
@@ -64,6 +70,17 @@ class MemoryRecord:
         if start > at:
             return False
         return self.valid_to is None or at < self.valid_to
+
+    @property
+    def subtype(self) -> str | None:
+        s = self.metadata.get("subtype")
+        return str(s) if s is not None else None
+
+    @property
+    def derived(self) -> bool:
+        """Written by the engine about other memories (a summary, a reflection):
+        never evidence for a reflection, whatever its kind says."""
+        return self.kind is MemoryKind.REFLECTION or self.subtype in DERIVED_SUBTYPES
 
     def to_json(self) -> dict[str, Any]:
         # Field by field, not dataclasses.asdict: asdict deep-copies every list

@@ -49,6 +49,8 @@ def check_metadata(metadata: object) -> dict[str, Any] | None:
         return None
     if not isinstance(metadata, Mapping) or not all(isinstance(k, str) for k in metadata):
         raise ValueError("metadata must be a mapping with string keys")
+    if "subtype" in metadata:  # a turn that called itself a summary would leave the evidence of reflections
+        raise ValueError("metadata key 'subtype' is the engine's own (it marks summaries and reflections)")
     try:
         raw = json.dumps(dict(metadata), ensure_ascii=False, allow_nan=False).encode("utf-8")
     except UnicodeEncodeError as e:  # a ValueError too: caught first

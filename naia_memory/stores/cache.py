@@ -41,7 +41,7 @@ def _member(col: np.ndarray, codes: list[int | None], size: int) -> np.ndarray:
     return table[col]
 
 
-COLUMNS = ("project", "kind", "status", "created", "start", "end", "topic")
+COLUMNS = ("project", "kind", "status", "created", "start", "end", "topic", "derived")
 
 
 class _Columns:
@@ -55,6 +55,7 @@ class _Columns:
         self.start = np.zeros(capacity, dtype=np.float64)
         self.end = np.zeros(capacity, dtype=np.float64)
         self.topic = np.zeros(capacity, dtype=np.int32)  # 0: not placed in the hierarchy
+        self.derived = np.zeros(capacity, dtype=bool)  # a summary or reflection (MemoryRecord.derived)
 
     def grow(self, n: int) -> None:
         if n <= len(self.project):
@@ -182,6 +183,7 @@ class RecordCache:
         c.end[row] = r.valid_to.timestamp() if r.valid_to is not None else _INF
         path = r.metadata.get("path")
         c.topic[row] = self._topics.code(str(path[2])) if isinstance(path, (list, tuple)) and len(path) == 3 else 0
+        c.derived[row] = r.derived
 
     def replace(self, record: MemoryRecord) -> None:
         """A changed record (status, validity...): keep the filter columns true."""
@@ -247,6 +249,8 @@ class RecordCache:
         if flt.valid_at is not None:
             at = flt.valid_at.timestamp()
             m &= (c.start[:n] <= at) & (at < c.end[:n])
+        if flt.evidence:
+            m &= ~c.derived[:n]
         if flt.topics is not None:  # unplaced rows (code 0) pass, as in RecordFilter.matches
             m &= _member(c.topic[:n], [0] + [self._topics.get(t) for t in flt.topics], len(self._topics))
         return m

@@ -52,6 +52,9 @@ class RecordFilter:
     created_before: datetime | None = None  # inclusive: a recall never sees the future
     valid_at: datetime | None = None
     topics: frozenset[str] | None = None  # routed recall: memories placed in these topics (unplaced ones pass)
+    # only what may be evidence for a reflection: no reflection and no summary
+    # (``MemoryRecord.derived``); every store applies it where it selects rows
+    evidence: bool = False
 
     def matches(self, r: MemoryRecord) -> bool:
         if self.project is not None and r.project != self.project:
@@ -63,6 +66,8 @@ class RecordFilter:
         if self.created_before is not None and r.created_at > self.created_before:
             return False
         if self.valid_at is not None and not r.is_valid_at(self.valid_at):
+            return False
+        if self.evidence and r.derived:
             return False
         if self.topics is not None:
             path = r.metadata.get("path")

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..cognition.bm25 import BM25Index
 from ..cognition.graph import EntityGraph
+from ..contract import MemoryKind
 from ..records import MemoryRecord
 from .cache import RecordCache, check_embedder
 from .port import RecordFilter, StoreError, kind_tag, kind_tags, scrub_entry
@@ -213,7 +214,8 @@ class QdrantStore:
             must.append(m.FieldCondition(key="kind", match=m.MatchAny(any=[k.value for k in flt.kinds])))
         if flt.created_before is not None:
             must.append(m.FieldCondition(key="created_ts", range=m.Range(lte=flt.created_before.timestamp())))
-        return m.Filter(must=must) if must else None
+        must_not = [m.FieldCondition(key="kind", match=m.MatchValue(value=MemoryKind.REFLECTION.value))] if flt.evidence else []
+        return m.Filter(must=must, must_not=must_not or None) if must or must_not else None
 
     def vector_top_k(self, query: np.ndarray, k: int, flt: RecordFilter) -> list[tuple[str, float]]:
         if k <= 0 or not len(self._cache):

@@ -1,0 +1,155 @@
+"""Reflection in the engine: at consolidation, themes that recur across the
+user's sessions become ``reflection`` memories linked to their evidence.
+
+Evidence is chosen in one place, ``evidence``, by the store itself
+(``RecordFilter(evidence=True)``: no reflection, no summary, in every
+backend's row selection), from the user's own facts and turns; recall, the
+entity graph and summaries never feed it. A model, when one is injected,
+writes the patterns from the same bundles, and each link it cites is checked
+against them (``cognition.reflection.check_links``) and against the store.
+
+A theme reflected before is renewed (the old reflection superseded, kept)
+when its evidence changed, and left alone when it did not.
+"""
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import Callable
+
+import numpy as np
+
+from .cognition.reflection import Evidence, Pattern, check_links, find_patterns
+from .cognition.tokenize import Tokenizer
+from .config import EngineConfig
+from .contract import Decision, DecisionOp, MemoryKind
+from .hierarchy import path_of
+from .llm.client import LLMError
+from .llm.extractor import UnparseableAnswer
+from .llm.reflector import LLMReflector
+from .memory_index import MemoryIndex
+from .records import ACTIVE, REFLECTION_PATTERN, SUPERSEDED, MemoryRecord
+from .stores.port import RecordFilter, StoragePort
+
+log = logging.getLogger("naia_memory")
+
+
+class ReflectionError(RuntimeError):
+    """A reflection or summary reached the evidence: a bug, never stored."""
+
+
+def _is_users(r: MemoryRecord) -> bool:
+    if r.kind is MemoryKind.EPISODE:
+        return r.role == "user"
+    return str(r.metadata.get("subject", "user")).split("/", 1)[0] == "user" and r.role == "user"
+
+
+class Reflector:
+    def __init__(self, *, store: StoragePort, tokenizer: Tokenizer, config: EngineConfig, index: MemoryIndex,
+                 new_id: Callable[[str, str, datetime, str], str], embed_one: Callable[[str], np.ndarray],
+                 proposer: LLMReflector | None = None) -> None:
+        self.store, self.tokenizer, self.config, self.index = store, tokenizer, config, index
+        self.new_id, self.embed_one, self.proposer = new_id, embed_one, proposer
+
+    def evidence(self, project: str | None, now: datetime) -> list[MemoryRecord]:
+        """The user's current facts and turns up to ``now``; the store leaves
+        out every reflection and summary, and this checks it did."""
+        flt = RecordFilter(project=project, kinds=(MemoryKind.FACT, MemoryKind.EPISODE), statuses=(ACTIVE,),
+                           created_before=now, evidence=True)
+        out = list(self.store.records(flt))
+        leaked = [r.id for r in out if r.derived]
+        if leaked:
+            raise ReflectionError(f"the store returned derived memories as evidence: {leaked}")
+        return [r for r in out if _is_users(r)]
+
+    def run(self, now: datetime, project: str | None = None) -> list[Decision]:
+        by_project: dict[str, list[MemoryRecord]] = {}
+        for r in self.evidence(project, now):
+            by_project.setdefault(r.project, []).append(r)
+        decisions: list[Decision] = []
+        for proj, recs in sorted(by_project.items()):
+            decisions += self._reflect(proj, recs, now)
+        return decisions
+
+    def _reflect(self, project: str, recs: list[MemoryRecord], now: datetime) -> list[Decision]:
+        c = self.config
+        items = {r.id: Evidence(r.id, r.content, r.session or f"day:{r.created_at:%Y-%m-%d}",
+                                (path_of(r) or (None, None, None))[2], r.created_at, tuple(r.entities),
+                                r.kind is MemoryKind.FACT,
+                                r.provenance[0] if r.kind is MemoryKind.FACT and r.provenance else r.id) for r in recs}
+        patterns = find_patterns(list(items.values()), min_sessions=c.reflection_min_sessions,
+                                 min_topics=c.reflection_min_topics, max_share=c.reflection_max_share,
+                                 per_pattern=c.reflection_evidence, limit=c.reflection_patterns)
+        existing = {r.metadata.get("theme"): r for r in self.store.records(
+            RecordFilter(project=project, kinds=(MemoryKind.REFLECTION,), statuses=(ACTIVE,)))}
+        # a theme whose evidence has not changed since it was reflected is not asked about again
+        patterns = [p for p in patterns if p.theme not in existing or set(existing[p.theme].provenance) != set(p.evidence)]
+        if not patterns:
+            return []
+        if self.proposer is None:
+            return [d for p in patterns if (d := self._keep(project, p.theme, p.text, list(p.evidence), p, existing, now,
+                                                            "pattern-finder")) is not None]
+        return self._proposed(project, patterns, items, existing, now)
+
+    def _proposed(self, project: str, patterns: list[Pattern], items: dict[str, Evidence],
+                  existing: dict, now: datetime) -> list[Decision]:
+        bundles = [[items[i] for i in p.evidence] for p in patterns]
+        offered = {e.id: e for b in bundles for e in b}
+        try:
+            proposals = self.proposer.propose(bundles)
+        except UnparseableAnswer as e:
+            log.warning("reflection: model answer could not be parsed: %s", e.raw)
+            return [Decision(DecisionOp.SKIP, "", None, None, None, f"reflection rejected: model answer unparseable ({e.why})",
+                             now, tuple(offered), e.raw)]
+        except LLMError as e:
+            log.warning("reflection: model call failed: %s", e)
+            return [Decision(DecisionOp.SKIP, "", None, None, None, f"reflection not made: model call failed ({e})", now, ())]
+        out = []
+        for text, cited in proposals:
+            problems = check_links(cited, offered, min_sessions=self.config.reflection_min_sessions)
+            # and against the store, as it is now: still current, still evidence
+            ev = RecordFilter(project=project, statuses=(ACTIVE,), created_before=now, evidence=True)
+            problems += [f"cites {i}, which is no longer evidence" for i in cited if i in offered
+                         and ((r := self.store.get(i)) is None or not ev.matches(r))]
+            if problems:
+                out.append(Decision(DecisionOp.SKIP, text, None, None, None, "reflection rejected: " + "; ".join(problems),
+                                    now, tuple(cited)))
+                continue
+            # the theme is the bundle most of its evidence came from
+            theme = max(patterns, key=lambda p: (len(set(p.evidence) & set(cited)), -patterns.index(p))).theme
+            pat = next(p for p in patterns if p.theme == theme)
+            d = self._keep(project, theme, text, cited, pat, existing, now, self.proposer.name)
+            if d is not None:
+                out.append(d)
+        return out
+
+    def _keep(self, project: str, theme: str, text: str, evidence: list[str], p: Pattern, existing: dict,
+              now: datetime, writer: str) -> Decision | None:
+        old = existing.get(theme)
+        if old is not None and set(old.provenance) == set(evidence):
+            return None  # nothing new about this theme
+        recs = [self.store.get(i) for i in evidence]
+        r = MemoryRecord(
+            id=self.new_id("reflection", text, now, project), kind=MemoryKind.REFLECTION, content=text, created_at=now,
+            updated_at=now, last_accessed=now, project=project, role="system", tokens=self.tokenizer.tokens(text),
+            entities=[theme], importance=max(x.importance for x in recs if x is not None), memory_class="reflection",
+            valid_from=now, provenance=list(evidence),
+            metadata={"subtype": REFLECTION_PATTERN, "theme": theme, "evidence": list(evidence), "sessions": p.sessions,
+                      "topics": p.topics, "first": p.first.isoformat(), "last": p.last.isoformat(), "writer": writer,
+                      "subject": "user"})
+        self.store.put(r, self.embed_one(text))
+        self.index.add(r)
+        existing[theme] = r
+        if old is None:
+            return Decision(DecisionOp.ADD, text, r.id, None, None,
+                            f"reflection on {theme!r}: {p.sessions} sessions ({writer})", now, tuple(evidence))
+        old.status, old.valid_to, old.superseded_by, old.updated_at = SUPERSEDED, now, r.id, now
+        old.metadata["superseded_reason"] = "renewed with new evidence"
+        self.store.update(old)
+        r.supersedes = old.id
+        self.store.update(r)
+        return Decision(DecisionOp.UPDATE, text, r.id, old.id, None,
+                        f"reflection on {theme!r} renewed: {p.sessions} sessions ({writer})", now, tuple(evidence))
+
+
+__all__ = ["ReflectionError", "Reflector"]
