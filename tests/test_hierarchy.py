@@ -155,3 +155,29 @@ def test_reindexing_rebuilds_the_tree_on_the_new_vectors(tmp_path, tokenizer, t0
     assert m.recall(query="morning run in the park", top_k=3, now=later).contents()
     assert sum(n["memories"] for n in m.topics() if n["level"] == "domain") == 7
     m.close()
+
+
+def test_context_leakage_counts_hits_outside_the_gold_turns_sub_trees():
+    from experiments.tasks.locomo import context_leakage
+
+    q = {"places": {"gold": [["c1", "t1"]], "hits": [["c1", "t1"], ["c1", "t2"], ["c2", "t3"], None]}}
+    m = context_leakage([q, {"places": {"gold": [], "hits": [["c9", "t9"]]}}], (2, 4))
+    assert m["context_leakage/n"] == 1.0  # the question without placed gold turns does not count
+    assert m["context_leakage/topic@2"] == 0.5 and m["context_leakage/category@2"] == 0.0
+    assert m["context_leakage/topic@4"] == pytest.approx(2 / 3) and m["context_leakage/category@4"] == pytest.approx(1 / 3)
+    assert context_leakage([{"ranking": []}], (5,)) == {}  # no hierarchy: no metric
+
+
+def test_placement_maps_turns_and_memories_to_their_sub_trees(tmp_path, tokenizer, t0):
+    from experiments.tasks.locomo import placement
+
+    flat = MemorySystem(store=naia_store("json", tmp_path / "a"), embedder=HashingEmbedder(dim=256), tokenizer=tokenizer)
+    assert placement(flat) is None
+    flat.close()
+    m = MemorySystem(store=naia_store("json", tmp_path / "b"), embedder=HashingEmbedder(dim=256), tokenizer=tokenizer,
+                     config=EngineConfig(hierarchy=True, **HASHING))
+    r = m.encode(content="I run every morning in the park", now=t0, metadata={"source_id": "D1:1"})
+    p = placement(m)
+    path = m.store.get(r.id).metadata["path"]
+    assert p["turns"]["D1:1"] == [path[1], path[2]] and p["ids"][r.id] == [path[1], path[2]]
+    m.close()

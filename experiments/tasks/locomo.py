@@ -85,6 +85,7 @@ def run_locomo(
                         gated.add(f"{sample.sample_id}#{turn.dia_id}")
                 provider.consolidate(now=sess.date + timedelta(seconds=len(sess.turns) + 1))
             ask_at = sample.sessions[-1].date + timedelta(days=1)
+            place = placement(provider)
             for qi, qa in enumerate(sample.qa):
                 if not qa.evidence:
                     skipped += 1
@@ -98,11 +99,15 @@ def run_locomo(
                     "ranking": [{"id": h.id, "kind": h.kind.value, "score": h.score,
                                  "source_ids": list(h.metadata.get("source_ids", ()))} for h in res.hits],
                 })
+                if place is not None:  # where the hits and the gold turns sit in the hierarchy
+                    queries[-1]["places"] = {"gold": [place["turns"][e] for e in qa.evidence if e in place["turns"]],
+                                             "hits": [place["ids"].get(h.id) for h in res.hits]}
         finally:
             provider.close()
         if progress:
             progress(1)
     metrics = score_locomo(queries, top_ks)
+    metrics.update(context_leakage(queries, top_ks))
     metrics["skipped_no_evidence"] = skipped
     evidence = {f"{q['sample']}#{e}" for q in queries for e in q["evidence"]}
     metrics["gated_turn_share"] = len(gated) / max(1, n_turns)
@@ -110,6 +115,43 @@ def run_locomo(
     timings = {"encode_s": t_encode, "recall_s": t_recall, "turns": n_turns, "queries": len(queries),
                "encode_ms_per_turn": 1e3 * t_encode / max(1, n_turns), "recall_ms_per_query": 1e3 * t_recall / max(1, len(queries))}
     return {"metrics": metrics, "queries": queries, "timings": timings}
+
+
+def placement(provider: Any) -> dict[str, dict] | None:
+    """Each memory's and each turn's (category, topic) in a naia provider's
+    hierarchy, when it has placed them; None otherwise (no hierarchy)."""
+    store = getattr(provider, "store", None)
+    if store is None or not getattr(getattr(provider, "hierarchy", None), "on", False):
+        return None
+    ids: dict[str, list[str]] = {}
+    turns: dict[str, list[str]] = {}
+    for r in store.records(None):
+        p = r.metadata.get("path")
+        if isinstance(p, (list, tuple)) and len(p) == 3:
+            ids[r.id] = [str(p[1]), str(p[2])]
+            if r.kind.value == "episode" and r.metadata.get("source_id") is not None:
+                turns[str(r.metadata["source_id"])] = [str(p[1]), str(p[2])]
+    return {"ids": ids, "turns": turns}
+
+
+def context_leakage(queries: list[dict[str, Any]], top_ks: Sequence[int]) -> dict[str, float]:
+    """HGVM's context leakage: of the top-k hits placed in the hierarchy, the
+    share from a category (a topic) that none of the question's gold turns is
+    in. Only questions whose gold turns are placed count; empty without a hierarchy."""
+    placed = [q for q in queries if q.get("places") and q["places"]["gold"]]
+    if not placed:
+        return {}
+    out: dict[str, float] = {"context_leakage/n": float(len(placed))}
+    for level, name in ((0, "category"), (1, "topic")):
+        for k in top_ks:
+            shares = []
+            for q in placed:
+                gold = {g[level] for g in q["places"]["gold"]}
+                hits = [h[level] for h in q["places"]["hits"][:k] if h is not None]
+                if hits:
+                    shares.append(sum(1 for h in hits if h not in gold) / len(hits))
+            out[f"context_leakage/{name}@{k}"] = sum(shares) / max(1, len(shares))
+    return out
 
 
 def score_locomo(queries: list[dict[str, Any]], top_ks: Sequence[int]) -> dict[str, Any]:
