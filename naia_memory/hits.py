@@ -6,7 +6,7 @@ from typing import Sequence
 
 from .consolidation import source_ids
 from .contract import RecallHit
-from .records import MemoryRecord
+from .records import SUMMARY, MemoryRecord
 
 
 def to_hit(r: MemoryRecord, score: float, members: Sequence[MemoryRecord] = (), lead: int = 0) -> RecallHit:
@@ -16,7 +16,12 @@ def to_hit(r: MemoryRecord, score: float, members: Sequence[MemoryRecord] = (), 
     which matched the query better than the hit itself and so come first."""
     first = [sid for m in members[:lead] for sid in source_ids(m)]
     rest = [sid for m in members[lead:] for sid in source_ids(m)]
-    sources = list(dict.fromkeys([*first, *source_ids(r), *rest]))
+    if r.subtype == SUMMARY and members:
+        # a summary stands for many turns; the ones this query reached are its
+        # sources here (all of them stay in provenance and ``summarizes``)
+        sources = list(dict.fromkeys([*first, *rest]))
+    else:
+        sources = list(dict.fromkeys([*first, *source_ids(r), *rest]))
     return RecallHit(
         id=r.id, kind=r.kind, content=r.content, score=float(score), created_at=r.created_at, updated_at=r.updated_at,
         provenance=tuple(r.provenance),

@@ -324,3 +324,20 @@ def test_subtype_is_the_engines_metadata(tmp_path, tokenizer, t0):
 def test_switches_are_in_the_ablation():
     assert {"summaries", "reflection", "routing"} <= set(EngineConfig.SWITCHES)
     assert np.isfinite(EngineConfig().reflection_max_share)
+
+
+def test_a_summary_hit_names_the_turns_the_query_reached_first_and_only_those(t0):
+    from naia_memory.hits import to_hit
+    from naia_memory.records import MemoryRecord
+
+    def rec(i, kind, sids, **kw):
+        return MemoryRecord(id=i, kind=kind, content=i, created_at=t0, updated_at=t0, last_accessed=t0,
+                            metadata={"source_ids": sids, **kw})
+
+    s = rec("summary_1", MemoryKind.FACT, ["t1", "t2", "t3", "t4"], subtype=SUMMARY)
+    turn = rec("ep_2", MemoryKind.EPISODE, ["t2"])
+    # a summary stands for four turns; a query that reached one of them is answered by that one
+    assert to_hit(s, 0.9, [turn], 0).metadata["source_ids"] == ("t2",)
+    assert to_hit(s, 0.9).metadata["source_ids"] == ("t1", "t2", "t3", "t4")  # reached none: all of them
+    fact = rec("fact_1", MemoryKind.FACT, ["t1", "t3"])  # an ordinary fact keeps its own sources first
+    assert to_hit(fact, 0.9, [turn], 0).metadata["source_ids"] == ("t1", "t3", "t2")
