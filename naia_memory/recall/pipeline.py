@@ -24,7 +24,7 @@ from ..cognition.tokenize import Tokenizer
 from ..config import EngineConfig
 from ..contract import MemoryKind
 from ..embedders.base import Embedder
-from ..records import ACTIVE, ARCHIVED, MemoryRecord
+from ..records import ACTIVE, ARCHIVED, SUMMARY, MemoryRecord
 from ..stores.port import RecordFilter, StoragePort
 from .adjust import AdjustWeights, adjustment_many
 from .collapse import collapse_groups
@@ -247,9 +247,16 @@ class RecallPipeline:
             strength = retention(r.memory_class, r.importance, r.recall_count, r.last_accessed, now, cfg.decay_params) if cfg.decay else 1.0
             recs[r.id] = r
             scored[r.id] = profile_score(r.memory_class, r.importance, strength, is_fact=r.kind is MemoryKind.FACT)
+        # a broad question prefers summaries: each stands first for the facts it
+        # summarises (and their turns), which it folds in as its sources
+        folds = {i: [*r.metadata.get("summarizes", ()), *r.provenance] for i, r in recs.items() if r.subtype == SUMMARY}
+        for i, parts in folds.items():
+            best = max((scored[p] for p in parts if p in scored and p not in folds), default=None)
+            if best is not None:
+                scored[i] = round(best, DECIMALS) + 2 * 10 ** -DECIMALS
         ranked = _rank(scored)
         if cfg.collapse:
-            prov = {i: recs[i].provenance for i, _ in ranked if recs[i].kind is MemoryKind.FACT}
+            prov = {i: folds.get(i, recs[i].provenance) for i, _ in ranked if recs[i].kind is MemoryKind.FACT}
             groups = collapse_groups(ranked, prov, {i: recs[i].content for i, _ in ranked})
         else:
             groups = [(i, s, ()) for i, s in ranked]
