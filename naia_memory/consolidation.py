@@ -253,8 +253,8 @@ class _Lookahead:
     def start(cls, store: StoragePort, items: list[tuple[str, np.ndarray]], k: int) -> "_Lookahead":
         width = 2 * k
         rows: list[list[tuple[str, float]] | None] = [None] * len(items)
-        many = getattr(store, "vector_top_k_many", None)
-        if many is not None and items:
+        if items:
+            many = store.vector_top_k_many
             for project in sorted({p for p, _ in items}):
                 at = [i for i, (p, _) in enumerate(items) if p == project]
                 flt = RecordFilter(project=project, kinds=(MemoryKind.FACT,), statuses=(ACTIVE,))

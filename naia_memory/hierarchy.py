@@ -16,15 +16,11 @@ import numpy as np
 
 from .cognition.hierarchy import Thresholds, Tree, place, route
 from .config import EngineConfig
-from .records import MemoryRecord
+from .records import PATH_KEY, MemoryRecord
 from .stores.port import StoragePort
 
-PATH_KEY = "path"
-
-
 def path_of(r: MemoryRecord) -> tuple[str, str, str] | None:
-    p = r.metadata.get(PATH_KEY)
-    return (str(p[0]), str(p[1]), str(p[2])) if isinstance(p, (list, tuple)) and len(p) == 3 else None
+    return r.path
 
 
 class Hierarchy:

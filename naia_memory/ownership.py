@@ -20,7 +20,7 @@ from .consolidation import source_ids
 from .contract import MemoryKind, RecallHit
 from .forgetting import forget_closure, give_back_edges, unlink
 from .hits import to_hit
-from .records import ACTIVE, MemoryRecord, ensure_aware
+from .records import ACTIVE, PATH_KEY, MemoryRecord, ensure_aware
 from .stores.port import RecordFilter
 from .validate import check_content, check_kinds, check_name, check_query
 
@@ -89,7 +89,7 @@ class OwnerControls:
                           valid_from=now, valid_to=None, supersedes=old.id, superseded_by=None, recall_count=0,
                           metadata={**old.metadata, "edited_by_user": True})
             vec = self._embed_one(content)
-            new.metadata.pop("path", None)
+            new.metadata.pop(PATH_KEY, None)
             new.metadata.pop("summarized_by", None)  # the old text was summarised, not this one
             self.hierarchy.place(new, vec)  # the corrected text may belong elsewhere
             self.store.put(new, vec)

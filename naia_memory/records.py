@@ -19,6 +19,8 @@ STATUSES = (ACTIVE, SUPERSEDED, ARCHIVED)
 SUMMARY = "consolidation_summary"
 REFLECTION_PATTERN = "reflection_pattern"
 DERIVED_SUBTYPES = (SUMMARY, REFLECTION_PATTERN)
+# where a placed memory sits in the HGVM hierarchy: [domain, category, topic]
+PATH_KEY = "path"
 
 
 def utc_now() -> datetime:
@@ -75,6 +77,12 @@ class MemoryRecord:
     def subtype(self) -> str | None:
         s = self.metadata.get("subtype")
         return str(s) if s is not None else None
+
+    @property
+    def path(self) -> tuple[str, str, str] | None:
+        """(domain, category, topic) when the hierarchy placed it; read in one place."""
+        p = self.metadata.get(PATH_KEY)
+        return (str(p[0]), str(p[1]), str(p[2])) if isinstance(p, (list, tuple)) and len(p) == 3 else None
 
     @property
     def derived(self) -> bool:

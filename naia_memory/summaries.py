@@ -25,12 +25,12 @@ from .cognition.tokenize import Tokenizer
 from .config import EngineConfig
 from .consolidation import source_ids
 from .contract import Decision, DecisionOp, MemoryKind
-from .hierarchy import PATH_KEY, Hierarchy, path_of
+from .hierarchy import Hierarchy, path_of
 from .llm.client import LLMError
 from .llm.extractor import UnparseableAnswer
 from .llm.summarizer import LLMSummarizer
 from .memory_index import MemoryIndex
-from .records import ACTIVE, SUMMARY, SUPERSEDED, MemoryRecord
+from .records import ACTIVE, PATH_KEY, SUMMARY, SUPERSEDED, MemoryRecord
 from .stores.port import RecordFilter, StoragePort
 
 log = logging.getLogger("naia_memory")

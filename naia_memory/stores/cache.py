@@ -181,8 +181,8 @@ class RecordCache:
         c.created[row] = r.created_at.timestamp()
         c.start[row] = (r.valid_from or r.created_at).timestamp()
         c.end[row] = r.valid_to.timestamp() if r.valid_to is not None else _INF
-        path = r.metadata.get("path")
-        c.topic[row] = self._topics.code(str(path[2])) if isinstance(path, (list, tuple)) and len(path) == 3 else 0
+        path = r.path
+        c.topic[row] = self._topics.code(path[2]) if path is not None else 0
         c.derived[row] = r.derived
 
     def replace(self, record: MemoryRecord) -> None:

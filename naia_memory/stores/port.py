@@ -70,8 +70,8 @@ class RecordFilter:
         if self.evidence and r.derived:
             return False
         if self.topics is not None:
-            path = r.metadata.get("path")
-            if isinstance(path, (list, tuple)) and len(path) == 3 and path[2] not in self.topics:
+            path = r.path
+            if path is not None and path[2] not in self.topics:
                 return False
         return True
 
@@ -135,6 +135,10 @@ class StoragePort(Protocol):
     def embeddings(self, ids: Sequence[str]) -> np.ndarray: ...
 
     def vector_top_k(self, query: np.ndarray, k: int, flt: RecordFilter) -> list[tuple[str, float]]: ...
+
+    def vector_top_k_many(self, queries: np.ndarray, k: int, flt: RecordFilter) -> list[list[tuple[str, float]]]:
+        """``vector_top_k`` for each row of ``queries`` (a store may read its matrix once for all)."""
+        ...
 
     def keyword_top_k(self, tokens: Sequence[str], k: int, flt: RecordFilter) -> list[tuple[str, float]]: ...
 

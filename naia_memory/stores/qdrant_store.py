@@ -217,6 +217,9 @@ class QdrantStore:
         must_not = [m.FieldCondition(key="kind", match=m.MatchValue(value=MemoryKind.REFLECTION.value))] if flt.evidence else []
         return m.Filter(must=must, must_not=must_not or None) if must or must_not else None
 
+    def vector_top_k_many(self, queries: np.ndarray, k: int, flt: RecordFilter) -> list[list[tuple[str, float]]]:
+        return [self.vector_top_k(q, k, flt) for q in np.asarray(queries)]  # Qdrant is asked one query at a time
+
     def vector_top_k(self, query: np.ndarray, k: int, flt: RecordFilter) -> list[tuple[str, float]]:
         if k <= 0 or not len(self._cache):
             return []
