@@ -22,10 +22,13 @@ from .contract import (
     SupportsHistory,
     SupportsImportance,
     Turn,
+    UnknownMemoryError,
     capabilities_of,
 )
 from .engine import MemorySystem
 from .llm.forget_verifier import ForgetVerifier
+from .llm.reflector import LLMReflector
+from .llm.summarizer import LLMSummarizer
 from .ownership import VerifierRequired
 from .providers import create_provider, provider_names
 from .stores.json_store import LocalStore
@@ -33,8 +36,8 @@ from .stores.json_store import LocalStore
 __version__ = "0.1.0"
 
 __all__ = [
-    "ConsolidationReport", "Decision", "DecisionOp", "EncodeResult", "EngineConfig", "ForgetVerifier", "ImportanceScore", "LocalStore",
+    "ConsolidationReport", "Decision", "DecisionOp", "EncodeResult", "EngineConfig", "ForgetVerifier", "ImportanceScore", "LLMReflector", "LLMSummarizer", "LocalStore",
     "MemoryKind", "MemoryProvider", "MemorySystem", "RecallHit", "RecallResult", "Role", "SupportsBackup",
     "SupportsBatch", "SupportsDecay", "SupportsGraph", "SupportsHistory", "SupportsImportance", "capabilities_of", "create_provider",
-    "provider_names", "Turn", "VerifierRequired",
+    "provider_names", "Turn", "UnknownMemoryError", "VerifierRequired",
 ]

@@ -27,6 +27,11 @@ class InvalidArgument(ValueError, TypeError):
     every refusal at the door; still a ``TypeError`` for callers who catch that."""
 
 
+class UnknownMemoryError(KeyError):
+    """No memory has that id (in the caller's project): the servers answer 404
+    for this, and only this; any other KeyError is a bug and reported as one."""
+
+
 class Role(str, Enum):
     USER = "user"
     ASSISTANT = "assistant"

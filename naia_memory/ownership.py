@@ -17,7 +17,7 @@ from typing import Any, Sequence
 from .audit import describe, query_log
 from .cognition import contradiction
 from .consolidation import source_ids
-from .contract import MemoryKind, RecallHit
+from .contract import MemoryKind, RecallHit, UnknownMemoryError
 from .forgetting import forget_closure, give_back_edges, unlink
 from .hits import to_hit
 from .records import ACTIVE, PATH_KEY, MemoryRecord, ensure_aware
@@ -53,7 +53,7 @@ class OwnerControls:
     def _require(self, memory_id: str) -> MemoryRecord:
         r = self.store.get(memory_id)
         if r is None:
-            raise KeyError(f"no memory with id {memory_id!r}")
+            raise UnknownMemoryError(f"no memory with id {memory_id!r}")
         return r
 
     @locked

@@ -251,3 +251,16 @@ def test_serve_refuses_to_start_without_a_token(tmp_path, tokenizer):
     out = subprocess.run([sys.executable, "-m", "naia_memory.cli", "--store", str(path), "serve", "rest", "--no-auth",
                           "--host", "0.0.0.0"], cwd=REPO, capture_output=True, text=True, env=env, timeout=60)
     assert out.returncode != 0 and "loopback" in out.stderr
+
+
+def test_only_an_unknown_memory_is_a_404_a_stray_key_error_is_a_500(memory, monkeypatch):
+    app = create_app(memory, ServerSettings(tokens={TOKEN: None}))
+    with TestClient(app, raise_server_exceptions=False) as c:
+        assert c.get("/memories/nope", params={"user_id": "alice"}, headers=AUTH).status_code == 404
+
+        def broken(**_kw):
+            raise KeyError("a bug deep inside")  # not "no such memory": must not read as one
+
+        monkeypatch.setattr(memory, "memories", broken)
+        r = c.get("/memories", params={"user_id": "alice"}, headers=AUTH)
+        assert r.status_code == 500 and "a bug deep inside" not in r.text

@@ -138,6 +138,11 @@ def test_vectorised_filter_mask_agrees_with_record_filter_matches(t0):
                          last_accessed=at, project=rng.choice(["a", "b"]), status=rng.choice([ACTIVE, ARCHIVED, SUPERSEDED]),
                          valid_from=rng.choice([None, at + timedelta(hours=1)]),
                          valid_to=rng.choice([None, at + timedelta(hours=rng.randint(2, 50))]))
+        path = rng.choice([None, ["d1", "c1", "t1"], ["d1", "c2", "t2"], ["d2", "c3", "t3"]])
+        if path is not None:
+            r.metadata["path"] = path
+        if rng.random() < 0.2:  # a summary or reflection written as a fact
+            r.metadata["subtype"] = rng.choice(["consolidation_summary", "reflection_pattern"])
         cache.add(r, np.ones(4, dtype=np.float32))
     for rid in [f"r{i:03d}" for i in range(0, 120, 7)]:
         cache.remove(rid)
@@ -146,11 +151,14 @@ def test_vectorised_filter_mask_agrees_with_record_filter_matches(t0):
             r = cache.records[rid]
             r.status = ARCHIVED
             r.valid_to = t0 + timedelta(hours=30)
+            r.metadata["path"] = ["d2", "c3", "t3"]  # moved in the tree
             cache.replace(r)
-    filters = [RecordFilter(project=p, kinds=k, statuses=s, created_before=c, valid_at=v)
-               for p, k, s, c, v in itertools.product(
+    filters = [RecordFilter(project=p, kinds=k, statuses=s, created_before=c, valid_at=v, topics=tp, evidence=ev)
+               for p, k, s, c, v, tp, ev in itertools.product(
                    [None, "a", "zzz"], [None, (MemoryKind.FACT,)], [None, (ACTIVE,), (ACTIVE, ARCHIVED)],
-                   [None, t0 + timedelta(hours=50)], [None, t0 + timedelta(hours=40)])]
+                   [None, t0 + timedelta(hours=50)], [None, t0 + timedelta(hours=40)],
+                   [None, frozenset({"t1"}), frozenset({"t3", "t9"})], [False, True])]
+    assert any(cache.records[i].derived for i in cache.ids) and any(cache.records[i].path for i in cache.ids)
     for flt in filters:
         assert [cache.ids[i] for i in np.flatnonzero(cache.mask(flt))] == [i for i in cache.ids if flt.matches(cache.records[i])]
 

@@ -15,7 +15,7 @@ from typing import Any, Callable
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from ..contract import RecallHit
+from ..contract import RecallHit, UnknownMemoryError
 from ..stores.port import StoreError
 from ..validate import check_name
 
@@ -40,7 +40,7 @@ def _told(fn: Callable) -> Callable:
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except KeyError as e:
+        except UnknownMemoryError as e:
             raise ToolError(e.args[0] if e.args else "not found") from None
         except (ValueError, StoreError) as e:
             raise ToolError(str(e)) from None
@@ -54,7 +54,7 @@ def build_mcp(memory, project: str = "default") -> MCPServer:
     def _own(memory_id: str) -> None:
         hit = memory.get(memory_id)
         if hit is None or hit.metadata["project"] != project:
-            raise KeyError(f"no memory with id {memory_id!r}")
+            raise UnknownMemoryError(f"no memory with id {memory_id!r}")
 
     @server.tool(description="Store one turn of the conversation if it is worth keeping (the importance gate decides).")
     @_told

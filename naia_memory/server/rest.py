@@ -36,7 +36,7 @@ from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from ..contract import RecallHit
+from ..contract import RecallHit, UnknownMemoryError
 from ..stores.port import StoreError
 from ..validate import check_name
 from .limits import RateLimiter
@@ -139,8 +139,8 @@ def _error_handlers(app: FastAPI) -> None:
     async def bad_value(_request: Request, e: ValueError):  # the engine's boundary checks (validate.py)
         return JSONResponse({"detail": str(e)}, status_code=400)
 
-    @app.exception_handler(KeyError)
-    async def unknown_id(_request: Request, e: KeyError):
+    @app.exception_handler(UnknownMemoryError)
+    async def unknown_id(_request: Request, e: UnknownMemoryError):
         return JSONResponse({"detail": e.args[0] if e.args else "not found"}, status_code=404)
 
     @app.exception_handler(StoreError)
