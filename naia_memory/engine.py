@@ -218,15 +218,21 @@ class MemorySystem(OwnerControls, LifecycleControls):
             self._check_open()
             key = (project, session)
             last = self.encoder.last_turn.get(key)
+            made: dict[str, np.ndarray] = {}
+
+            def vector(text: str) -> np.ndarray:  # a retry below reuses it: one embedder call per turn
+                if text not in made:
+                    made[text] = self._embed_one(text)
+                return made[text]
             try:
-                result = self.encoder.encode(content, role_s, session, project, now, metadata, importance, self._embed_one)
+                result = self.encoder.encode(content, role_s, session, project, now, metadata, importance, vector)
             except IdTakenError:  # another process took this id a moment ago: read what it wrote, take the next
                 if last is None:
                     self.encoder.last_turn.pop(key, None)
                 else:
                     self.encoder.last_turn[key] = last
                 self._check_open()
-                result = self.encoder.encode(content, role_s, session, project, now, metadata, importance, self._embed_one)
+                result = self.encoder.encode(content, role_s, session, project, now, metadata, importance, vector)
             if result.stored:
                 self._commit()
             return result

@@ -96,8 +96,11 @@ def test_two_processes_saying_the_same_thing_at_the_same_time_both_keep_it(tmp_p
     real, calls = b.store.changed_elsewhere, []
     # the race: b looked at the file just before a committed, so it picks the id a took
     b.store.changed_elsewhere = lambda: bool(calls.append(1)) if len(calls) == 0 else real()
+    embedded, embed = [], b.embedder.embed_passages
+    b.embedder.embed_passages = lambda texts: embedded.append(list(texts)) or embed(texts)
     rb = b.encode(content="I adopted a cat named Miso", session="s", now=t0)
     assert ra.stored and rb.stored and ra.id != rb.id
+    assert len(embedded) == 1  # the retry under the next id reused the vector
     b.encode(content="She likes boxes", session="s", now=t0 + timedelta(seconds=1))
     assert b.store.get(ra.id) is not None  # b caught up with a's row on the way
     a.close()
