@@ -62,6 +62,10 @@ class EngineConfig:
     summaries: bool = False
     summary_min: int = 4
     summary_max: int = 8  # facts per summary: a hit on it stands for its sources' turns
+    # a broad question ("everything about me") answered by summaries first, their facts
+    # folded in: AIHub-141 recall@10 0.993 -> 0.712 (its gold facts are matched one per
+    # returned item, and a summary's vector matches none of its facts alone), so off
+    summaries_first: bool = False
     # reflection (naia_memory/reflection.py): at consolidation, what recurs across
     # sessions becomes a `reflection` memory linked to its evidence; a reflection is
     # never evidence for another (RecordFilter.evidence)

@@ -344,7 +344,7 @@ def test_a_summary_hit_names_the_turns_the_query_reached_first_and_only_those(t0
 
 
 def test_a_broad_question_is_answered_by_the_summary_first_with_its_facts_folded_in(tmp_path, tokenizer, t0):
-    m = _system("json", tmp_path, tokenizer, summaries=True, summary_min=4, **ONE_TOPIC)
+    m = _system("json", tmp_path, tokenizer, summaries=True, summaries_first=True, summary_min=4, **ONE_TOPIC)
     _say(m, FACTS + ["I'm allergic to cats."], t0)
     s = next(r for r in m.store.records(RecordFilter(kinds=(MemoryKind.FACT,))) if r.subtype == SUMMARY)
     hits = m.recall(query="tell me everything you know about me", top_k=5, now=t0 + timedelta(days=9)).hits
@@ -353,8 +353,9 @@ def test_a_broad_question_is_answered_by_the_summary_first_with_its_facts_folded
     assert not set(s.metadata["summarizes"]) & {h.id for h in hits[1:]}
     assert any("allergic" in h.content for h in hits[1:])  # what no summary covers still comes
     m.close()
-    m = _system("json", tmp_path / "flat", tokenizer)  # without summaries the facts come one by one
+    # summaries kept but not first (the default): the facts come one by one, the summary among them
+    m = _system("json", tmp_path / "flat", tokenizer, summaries=True, summary_min=4, **ONE_TOPIC)
     _say(m, FACTS, t0)
-    assert len([h for h in m.recall(query="tell me everything you know about me", top_k=5, now=t0 + timedelta(days=9)).hits
-                if h.kind is MemoryKind.FACT]) == 4
+    hits = m.recall(query="tell me everything you know about me", top_k=5, now=t0 + timedelta(days=9)).hits
+    assert len([h for h in hits if h.kind is MemoryKind.FACT and h.metadata["subtype"] is None]) == 4
     m.close()

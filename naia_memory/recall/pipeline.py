@@ -249,7 +249,8 @@ class RecallPipeline:
             scored[r.id] = profile_score(r.memory_class, r.importance, strength, is_fact=r.kind is MemoryKind.FACT)
         # a broad question prefers summaries: each stands first for the facts it
         # summarises (and their turns), which it folds in as its sources
-        folds = {i: [*r.metadata.get("summarizes", ()), *r.provenance] for i, r in recs.items() if r.subtype == SUMMARY}
+        folds = {i: [*r.metadata.get("summarizes", ()), *r.provenance] for i, r in recs.items()
+                 if r.subtype == SUMMARY} if cfg.summaries_first else {}
         for i, parts in folds.items():
             best = max((scored[p] for p in parts if p in scored and p not in folds), default=None)
             if best is not None:
