@@ -148,7 +148,12 @@ class MemorySystem(OwnerControls, LifecycleControls):
 
     def _place_unplaced(self) -> None:
         """Trees from the stored paths; memories stored before the hierarchy
-        was switched on are placed now and saved."""
+        was switched on are placed now and saved. With the hierarchy off the
+        trees are only listed (``topics``), so they are rebuilt then, not on
+        every catch-up with another process's writes."""
+        if not self.hierarchy.on:
+            self.hierarchy.stale = True
+            return
         placed = self.hierarchy.rebuild(self.store.records(RecordFilter(statuses=None)))
         for r in placed:
             self.store.update(r)
@@ -160,6 +165,8 @@ class MemorySystem(OwnerControls, LifecycleControls):
         """The project's hierarchy: domains, categories and topics, with their
         parents, how many memories each holds and their most frequent words."""
         check_name(project, "project")
+        if self.hierarchy.stale:
+            self.hierarchy.rebuild(self.store.records(RecordFilter(statuses=None)))
         return self.hierarchy.topics(project)
 
     def _check_open(self) -> None:

@@ -27,6 +27,7 @@ class Hierarchy:
     def __init__(self, store: StoragePort, config: EngineConfig, dim: int) -> None:
         self.store, self.config, self.dim = store, config, dim
         self.trees: dict[str, Tree] = {}
+        self.stale = False  # the trees may lag the store (rebuilt when next listed)
 
     @property
     def on(self) -> bool:
@@ -49,6 +50,7 @@ class Hierarchy:
         without one (before it was switched on) are placed, oldest first, and
         returned so the caller can save them."""
         self.trees = {}
+        self.stale = False
         recs = sorted(records, key=lambda r: (r.created_at, r.id))
         placed = [r for r in recs if path_of(r) is not None]
         if placed:

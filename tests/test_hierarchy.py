@@ -181,3 +181,23 @@ def test_placement_maps_turns_and_memories_to_their_sub_trees(tmp_path, tokenize
     path = m.store.get(r.id).metadata["path"]
     assert p["turns"]["D1:1"] == [path[1], path[2]] and p["ids"][r.id] == [path[1], path[2]]
     m.close()
+
+
+def test_with_the_hierarchy_off_trees_are_rebuilt_when_listed_not_on_every_catch_up(tmp_path, tokenizer, t0):
+    pytest.importorskip("apsw")
+    from naia_memory.stores.sqlite_store import SqliteStore
+
+    path = str(tmp_path / "shared.sqlite")
+    placing = MemorySystem(store=SqliteStore(path), embedder=HashingEmbedder(dim=256), tokenizer=tokenizer,
+                           config=EngineConfig(hierarchy=True, **HASHING))
+    reader = MemorySystem(store=SqliteStore(path), embedder=HashingEmbedder(dim=256), tokenizer=tokenizer)
+    calls, real = [], reader.hierarchy.rebuild
+    reader.hierarchy.rebuild = lambda recs: calls.append(1) or real(recs)
+    for i, text in enumerate(SAID["running"]):
+        placing.encode(content=text, now=t0 + timedelta(minutes=i))
+        reader.recall(query="park run", now=t0 + timedelta(minutes=i, seconds=30))  # catches up with each write
+    assert calls == []  # no tree work for a process that does not place
+    listed = reader.topics()
+    assert calls == [1] and sum(n["memories"] for n in listed if n["level"] == "topic") == 3
+    placing.close()
+    reader.close()
