@@ -247,3 +247,9 @@ CAPABILITIES: dict[str, type] = {
 
 def capabilities_of(provider: object) -> dict[str, bool]:
     return {name: isinstance(provider, proto) for name, proto in CAPABILITIES.items()}
+
+
+def decision_json(d: Decision) -> dict[str, Any]:
+    """A decision as a decision-log entry (what every store's log keeps)."""
+    return {"op": d.op.value, "candidate": d.candidate, "fact_id": d.fact_id, "target_id": d.target_id,
+            "distance": d.distance, "reason": d.reason, "at": d.at.isoformat(), "episode_ids": list(d.episode_ids), "raw": d.raw}

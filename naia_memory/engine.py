@@ -19,8 +19,8 @@ from .cognition.rerank import NoopReranker, Reranker
 from .cognition.tokenize import KiwiTokenizer, Tokenizer
 from .config import EngineConfig
 from .contract import (
+    decision_json,
     ConsolidationReport,
-    Decision,
     EncodeResult,
     ImportanceScore,
     MemoryKind,
@@ -40,6 +40,7 @@ from .encoding import Encoder
 from .hits import to_hit
 from .ownership import OwnerControls, locked
 from .hierarchy import Hierarchy
+from .hgvm_controls import HgvmControls
 from .lifecycle import LifecycleControls
 from .memory_index import MemoryIndex
 from .recall.pipeline import RecallPipeline
@@ -61,7 +62,7 @@ def _role(role: Role | str) -> str:
     return r
 
 
-class MemorySystem(OwnerControls, LifecycleControls):
+class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
     """The naia memory engine. See README "Library quick start"."""
 
     def __init__(
@@ -145,29 +146,6 @@ class MemorySystem(OwnerControls, LifecycleControls):
             rid = f"{prefix}_{content_id(f'{project}|{now.isoformat()}|{content}|{self._id_counter}')}"
             if self.store.get(rid) is None:
                 return rid
-
-    def _place_unplaced(self) -> None:
-        """Trees from the stored paths; memories stored before the hierarchy
-        was switched on are placed now and saved. With the hierarchy off the
-        trees are only listed (``topics``), so they are rebuilt then, not on
-        every catch-up with another process's writes."""
-        if not self.hierarchy.on:
-            self.hierarchy.stale = True
-            return
-        placed = self.hierarchy.rebuild(self.store.records(RecordFilter(statuses=None)))
-        for r in placed:
-            self.store.update(r)
-        if placed:
-            self._commit()
-
-    @locked
-    def topics(self, *, project: str = "default") -> list[dict[str, Any]]:
-        """The project's hierarchy: domains, categories and topics, with their
-        parents, how many memories each holds and their most frequent words."""
-        check_name(project, "project")
-        if self.hierarchy.stale:
-            self.hierarchy.rebuild(self.store.records(RecordFilter(statuses=None)))
-        return self.hierarchy.topics(project)
 
     def _check_open(self) -> None:
         """Every call passes here under the lock: refuse a closed system, and
@@ -315,34 +293,11 @@ class MemorySystem(OwnerControls, LifecycleControls):
                 decisions += self.reflector.run(now, project)
             if self.config.decay:
                 self.apply_decay(now=now, _commit=False)
-            self.store.append_log(_decision_json(d) for d in decisions)
+            self.store.append_log(decision_json(d) for d in decisions)
             self.store.commit()
             return ConsolidationReport(len(episodes), tuple(decisions))
 
     consolidate_now = consolidate
-
-    def summarize(self, *, now: datetime | None = None, project: str | None = None) -> ConsolidationReport:
-        """Summarise every topic holding enough unsummarised facts now (what
-        consolidation does with ``summaries`` on); needs the hierarchy."""
-        check_name(project, "project", optional=True)
-        if not self.hierarchy.on:
-            raise ValueError("summaries are written per hierarchy topic: switch on `summaries` (or `hierarchy`) in EngineConfig")
-        return self._derive(self.summaries.run, now, project)
-
-    def reflect(self, *, now: datetime | None = None, project: str | None = None) -> ConsolidationReport:
-        """Reflect on what recurs across sessions now (what consolidation does with ``reflection`` on)."""
-        check_name(project, "project", optional=True)
-        return self._derive(self.reflector.run, now, project)
-
-    def _derive(self, step: Callable[[datetime, str | None], list[Decision]], now: datetime | None,
-                project: str | None) -> ConsolidationReport:
-        now = ensure_aware(now)
-        with self._lock:
-            self._check_open()
-            decisions = step(now, project)
-            self.store.append_log(_decision_json(d) for d in decisions)
-            self.store.commit()
-            return ConsolidationReport(0, tuple(decisions))
 
     # ------------------------------------------------------------------ recall
     def recall(
@@ -434,8 +389,3 @@ class MemorySystem(OwnerControls, LifecycleControls):
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def _decision_json(d: Decision) -> dict[str, Any]:
-    return {"op": d.op.value, "candidate": d.candidate, "fact_id": d.fact_id, "target_id": d.target_id,
-            "distance": d.distance, "reason": d.reason, "at": d.at.isoformat(), "episode_ids": list(d.episode_ids), "raw": d.raw}
