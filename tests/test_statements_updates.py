@@ -107,6 +107,21 @@ def test_a_word_of_change_is_not_a_word_of_the_present(tokenizer):
     assert read("새로 이사 온 집이 좋아", tokenizer).shift
 
 
+def test_getting_a_thing_that_takes_the_place_of_one_is_a_switch_not_an_event(tokenizer):
+    """A phone opened, a car delivered, a named thing got: the owner's state
+    changed, not a one-off event. Getting a haircut, hiring a newcomer, having
+    a tooth out are events."""
+    for text in ("got a Pixel 8 on friday", "새 폰 개통했어", "신차 출고했어 드디어", "차 뽑았어 ㅎㅎ"):
+        r = read(text, tokenizer)
+        assert r.switch and not r.episodic, text
+    for text in ("got a haircut today", "신입 뽑았어 이번에", "치과에서 이 뽑았어"):
+        r = read(text, tokenizer)
+        assert not r.switch and r.episodic, text
+    began = read("been walking to work since we moved, love it", tokenizer)
+    assert began.shift and not began.episodic  # a state that began with a change
+    assert not read("I've been living here since 2019", tokenizer).shift  # how long, not a change
+
+
 @pytest.mark.parametrize("olds,new,op", [
     (["My sister Ana works at a bakery"], "Ana's at a law firm now, paralegal", "supersede"),  # no shared word, no switch verb
     (["우리 형은 은행원이야"], "형 이제 스타트업 다녀", "supersede"),
