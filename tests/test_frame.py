@@ -123,3 +123,17 @@ def test_ablation_rows_come_from_flattened_metrics():
     assert report.ablation_labels(row) == ["gate=off", "vector=off"] and row["gate=off/diff"] == -0.1
     md = report.markdown(report.Frames(df, queries_frame("unused", records=[]), pd.DataFrame()))
     assert "| gate=off | 0.400 | -0.100 | [-0.200, +0.000] | 0.040 |" in md and "| vector=off | not applicable | | | |" in md
+
+
+def test_ablations_of_different_switches_both_stay_and_a_rerun_of_one_replaces_it():
+    def rec(switches, at):
+        return {"identity": {"provider": "naia-local", "dataset": "locomo-dev", "experiment": "ablation", "config_hash": at,
+                             "seed": 0},
+                "config": {"adapter": _adapter(), "experiment": {"name": "ablation", "switches": switches}},
+                "metrics": {"default": 0.7}, "written_at": at}
+
+    recs = [rec(["gate", "mmr"], "2026-01-01"), rec(["routing"], "2026-01-02"), rec(["routing"], "2026-01-03"),
+            rec(None, "2026-01-04")]
+    best = latest(records_frame(".", records=recs))
+    assert sorted(best["scope"]) == ["all", "gate,mmr", "routing"]
+    assert best.set_index("scope").loc["routing", "written_at"] == "2026-01-03"
