@@ -30,6 +30,9 @@ def override_sets(command: str) -> list[list[str]]:
     args = [a for a in shlex.split(command)[3:] if a not in ("-m", "--multirun")]
     sets: list[list[str]] = [[]]
     for a in args:
+        if "=" not in a:  # a deletion (``~key``) has no value
+            sets = [s + [a] for s in sets]
+            continue
         key, _, value = a.partition("=")
         choices = value.split(",") if "," in value and not value.startswith("[") else [value]
         sets = [s + [f"{key}={c}"] for s in sets for c in choices]
