@@ -14,12 +14,15 @@ when its evidence changed, and left alone when it did not.
 from __future__ import annotations
 
 import logging
+import re
 from datetime import datetime
 from typing import Callable
 
 import numpy as np
 
-from .cognition.reflection import Evidence, Pattern, check_links, find_patterns
+from .cognition.reflection import HOW_WORDS, Evidence, Pattern, check_links, find_patterns
+from .cognition.facts import said_text, speaker_in
+from .cognition.statements import read
 from .cognition.tokenize import Tokenizer
 from .config import EngineConfig
 from .contract import Decision, DecisionOp, MemoryKind
@@ -39,9 +42,14 @@ class ReflectionError(RuntimeError):
 
 
 def _is_users(r: MemoryRecord) -> bool:
-    if r.kind is MemoryKind.EPISODE:
-        return r.role == "user"
-    return str(r.metadata.get("subject", "user")).split("/", 1)[0] == "user" and r.role == "user"
+    """Said on the user's side of the conversation (its facts and turns)."""
+    return r.role == "user"
+
+
+def about(r: MemoryRecord) -> str:
+    """Whose memory it is: the fact's subject ("user", "user/Jake"), or the
+    turn's speaker when a conversation names them; themes are found per person."""
+    return str(r.metadata.get("subject") or r.metadata.get("speaker") or "user")
 
 
 class Reflector:
@@ -50,6 +58,7 @@ class Reflector:
                  proposer: LLMReflector | None = None) -> None:
         self.store, self.tokenizer, self.config, self.index = store, tokenizer, config, index
         self.new_id, self.embed_one, self.proposer = new_id, embed_one, proposer
+        self._readings: dict[str, tuple[str, ...]] = {}
 
     def evidence(self, project: str | None, now: datetime) -> list[MemoryRecord]:
         """The user's current facts and turns up to ``now``; the store leaves
@@ -63,35 +72,79 @@ class Reflector:
         return [r for r in out if _is_users(r)]
 
     def run(self, now: datetime, project: str | None = None) -> list[Decision]:
-        by_project: dict[str, list[MemoryRecord]] = {}
+        by_person: dict[tuple[str, str], list[MemoryRecord]] = {}
         for r in self.evidence(project, now):
-            by_project.setdefault(r.project, []).append(r)
+            by_person.setdefault((r.project, about(r)), []).append(r)
+        names = {p: set() for p, _ in by_person}  # every person's name is in their own memories: no theme
+        for proj, who in by_person:
+            names[proj].update(self.tokenizer.tokens(who.replace("/", " ")))
+        said = {key: self._said(recs, names[key[0]]) for key, recs in by_person.items()}
         decisions: list[Decision] = []
-        for proj, recs in sorted(by_project.items()):
-            decisions += self._reflect(proj, recs, now)
+        for (proj, who), recs in sorted(by_person.items()):
+            rest = [s for (p, w), ss in said.items() if p == proj and w != who for s in ss.values()]
+            counts: dict[str, int] = {}
+            for words in rest:
+                for w in set(words):
+                    counts[w] = counts.get(w, 0) + 1
+            others = {w: c / len(rest) for w, c in counts.items()} if rest else None
+            decisions += self._reflect(proj, who, recs, said[(proj, who)], others, now)
         return decisions
 
-    def _reflect(self, project: str, recs: list[MemoryRecord], now: datetime) -> list[Decision]:
+    def _said(self, recs: list[MemoryRecord], names: set[str]) -> dict[str, tuple[str, ...]]:
+        """Each statement's content words, people's names (and their short forms) left out."""
+        out: dict[str, tuple[str, ...]] = {}
+        for r in recs:
+            words = self._words(said_text(r.content, speaker_in(r.metadata)) if r.kind is MemoryKind.EPISODE else r.content)
+            if words is not None:
+                out[r.id] = tuple(w for w in words if w not in names and w not in HOW_WORDS
+                                  and not (len(w) >= 3 and any(n.startswith(w) for n in names)))
+        return out
+
+    def _words(self, text: str) -> tuple[str, ...] | None:
+        """What a statement is about (its content words, ``statements.read``);
+        None for what states nothing (a question, thanks, a greeting)."""
+        hit = self._readings.get(text)
+        if hit is None:
+            if len(self._readings) > 100_000:
+                self._readings.clear()
+            r = read(text, self.tokenizer)
+            hit = self._readings[text] = tuple(sorted(r.content)) if r.is_fact else ()
+        return hit or None
+
+    def _shown(self, theme: str, items) -> str:
+        """The word as the evidence says it, not its stem ("awesome", not "awesom")."""
+        seen: dict[str, int] = {}
+        for it in items:
+            for w in re.findall(r"[\w'-]+", it.content):
+                if w.lower() not in seen and self.tokenizer.tokens(w) == [theme]:
+                    seen[w.lower()] = 0
+                if w.lower() in seen:
+                    seen[w.lower()] += 1
+        return max(seen, key=lambda w: (seen[w], -len(w), w)) if seen else theme
+
+    def _reflect(self, project: str, who: str, recs: list[MemoryRecord], said: dict[str, tuple[str, ...]],
+                 others: dict[str, float] | None, now: datetime) -> list[Decision]:
         c = self.config
         items = {r.id: Evidence(r.id, r.content, r.session or f"day:{r.created_at:%Y-%m-%d}",
-                                (path_of(r) or (None, None, None))[2], r.created_at, tuple(r.entities),
-                                r.kind is MemoryKind.FACT,
-                                r.provenance[0] if r.kind is MemoryKind.FACT and r.provenance else r.id) for r in recs}
+                                (path_of(r) or (None, None, None))[2], r.created_at, said[r.id], r.kind is MemoryKind.FACT,
+                                r.provenance[0] if r.kind is MemoryKind.FACT and r.provenance else r.id)
+                 for r in recs if r.id in said}
         patterns = find_patterns(list(items.values()), min_sessions=c.reflection_min_sessions,
                                  min_topics=c.reflection_min_topics, max_share=c.reflection_max_share,
-                                 per_pattern=c.reflection_evidence, limit=c.reflection_patterns)
+                                 per_pattern=c.reflection_evidence, limit=c.reflection_patterns,
+                                 who=None if who == "user" else who.split("/")[-1], shown=self._shown, others=others)
         existing = {r.metadata.get("theme"): r for r in self.store.records(
-            RecordFilter(project=project, kinds=(MemoryKind.REFLECTION,), statuses=(ACTIVE,)))}
+            RecordFilter(project=project, kinds=(MemoryKind.REFLECTION,), statuses=(ACTIVE,))) if about(r) == who}
         # a theme whose evidence has not changed since it was reflected is not asked about again
         patterns = [p for p in patterns if p.theme not in existing or set(existing[p.theme].provenance) != set(p.evidence)]
         if not patterns:
             return []
         if self.proposer is None:
-            return [d for p in patterns if (d := self._keep(project, p.theme, p.text, list(p.evidence), p, existing, now,
-                                                            "pattern-finder")) is not None]
-        return self._proposed(project, patterns, items, existing, now)
+            return [d for p in patterns if (d := self._keep(project, who, p.theme, p.text, list(p.evidence), p, existing,
+                                                            now, "pattern-finder")) is not None]
+        return self._proposed(project, who, patterns, items, existing, now)
 
-    def _proposed(self, project: str, patterns: list[Pattern], items: dict[str, Evidence],
+    def _proposed(self, project: str, who: str, patterns: list[Pattern], items: dict[str, Evidence],
                   existing: dict, now: datetime) -> list[Decision]:
         bundles = [[items[i] for i in p.evidence] for p in patterns]
         offered = {e.id: e for b in bundles for e in b}
@@ -118,12 +171,12 @@ class Reflector:
             # the theme is the bundle most of its evidence came from
             theme = max(patterns, key=lambda p: (len(set(p.evidence) & set(cited)), -patterns.index(p))).theme
             pat = next(p for p in patterns if p.theme == theme)
-            d = self._keep(project, theme, text, cited, pat, existing, now, self.proposer.name)
+            d = self._keep(project, who, theme, text, cited, pat, existing, now, self.proposer.name)
             if d is not None:
                 out.append(d)
         return out
 
-    def _keep(self, project: str, theme: str, text: str, evidence: list[str], p: Pattern, existing: dict,
+    def _keep(self, project: str, who: str, theme: str, text: str, evidence: list[str], p: Pattern, existing: dict,
               now: datetime, writer: str) -> Decision | None:
         old = existing.get(theme)
         if old is not None and set(old.provenance) == set(evidence):
@@ -136,7 +189,7 @@ class Reflector:
             valid_from=now, provenance=list(evidence),
             metadata={"subtype": REFLECTION_PATTERN, "theme": theme, "evidence": list(evidence), "sessions": p.sessions,
                       "topics": p.topics, "first": p.first.isoformat(), "last": p.last.isoformat(), "writer": writer,
-                      "subject": "user"})
+                      "subject": who})
         self.store.put(r, self.embed_one(text))
         self.index.add(r)
         existing[theme] = r

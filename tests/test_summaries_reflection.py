@@ -359,3 +359,21 @@ def test_a_broad_question_is_answered_by_the_summary_first_with_its_facts_folded
     hits = m.recall(query="tell me everything you know about me", top_k=5, now=t0 + timedelta(days=9)).hits
     assert len([h for h in hits if h.kind is MemoryKind.FACT and h.metadata["subtype"] is None]) == 4
     m.close()
+
+
+def test_themes_are_per_person_and_what_everyone_says_is_no_theme(tmp_path, tokenizer, t0):
+    """Two speakers of one conversation: each one's theme is found apart, named
+    after them; a word both use alike, an evaluative word or a name is none."""
+    m = _system("json", tmp_path, tokenizer, reflection=True)
+    lines = {"Ana": ["I practised the cello for two hours.", "My cello teacher moved the recital.", "New strings on my cello today."],
+             "Ben": ["The marathon training plan is brutal.", "Long marathon run this weekend.", "My marathon shoes are worn out."]}
+    for day in range(3):
+        for who, said in lines.items():
+            m.encode(content=f"{who}: {said[day]} That was great, Ana and Ben!", session=f"s{day}",
+                     now=t0 + timedelta(days=day, minutes=len(who)), metadata={"speaker": who, "subject": who})
+        m.consolidate(now=t0 + timedelta(days=day, hours=1))
+    made = {r.metadata["subject"]: r for r in m.store.records(RecordFilter(kinds=(MemoryKind.REFLECTION,)))}
+    themes = {r.metadata["subject"]: r.metadata["theme"] for r in m.store.records(RecordFilter(kinds=(MemoryKind.REFLECTION,)))}
+    assert themes == {"Ana": "cello", "Ben": "marathon"}, themes
+    assert made["Ana"].content.startswith('Recurring theme for Ana: "cello"')
+    m.close()
