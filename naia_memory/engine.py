@@ -38,7 +38,7 @@ from .llm.summarizer import LLMSummarizer
 from .consolidation import Consolidator
 from .encoding import Encoder
 from .hits import to_hit
-from .ownership import OwnerControls, locked
+from .ownership import OwnerControls
 from .hierarchy import Hierarchy
 from .hgvm_controls import HgvmControls
 from .lifecycle import LifecycleControls

@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO))
 from experiments.tasks.latency import T0, queries, synthetic_memories, warmed  # noqa: E402
 from naia_memory import EngineConfig, LocalStore, MemorySystem  # noqa: E402
 from naia_memory.embedders import make_embedder  # noqa: E402
-from naia_memory.records import ACTIVE, ARCHIVED  # noqa: E402
+from naia_memory.records import ACTIVE  # noqa: E402
 from naia_memory.stores.port import RecordFilter  # noqa: E402
 
 TREES = {
