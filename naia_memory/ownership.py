@@ -20,7 +20,7 @@ from .consolidation import source_ids
 from .contract import MemoryKind, RecallHit, UnknownMemoryError
 from .forgetting import forget_closure, give_back_edges, unlink
 from .hits import to_hit
-from .records import ACTIVE, PATH_KEY, MemoryRecord, ensure_aware
+from .records import ACTIVE, PATH_KEY, MemoryRecord, ensure_aware, predecessors
 from .stores.port import RecordFilter
 from .validate import check_content, check_kinds, check_name, check_query
 
@@ -60,11 +60,11 @@ class OwnerControls:
     def history(self, *, memory_id: str) -> list[RecallHit]:
         """Every version of a fact, oldest first, following supersede links."""
         r = self._require(memory_id)
-        while r.supersedes and self.store.get(r.supersedes):
-            r = self.store.get(r.supersedes)
-        chain = [r]
-        while r.superseded_by and self.store.get(r.superseded_by):
-            r = self.store.get(r.superseded_by)
+        chain = [*reversed(predecessors(r, self.store.get)), r]
+        seen = {x.id for x in chain}
+        while r.superseded_by and (nxt := self.store.get(r.superseded_by)) is not None and nxt.id not in seen:
+            r = nxt
+            seen.add(r.id)
             chain.append(r)
         return [to_hit(x, 0.0) for x in chain]
 

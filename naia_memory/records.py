@@ -5,7 +5,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Callable
 
 from .contract import InvalidArgument, MemoryKind
 
@@ -111,6 +111,19 @@ class MemoryRecord:
             if d.get(k) is not None:
                 d[k] = datetime.fromisoformat(d[k])
         return cls(**d)
+
+
+def predecessors(r: MemoryRecord, get: "Callable[[str], MemoryRecord | None]", limit: int | None = None) -> list[MemoryRecord]:
+    """The versions ``r`` superseded, newest first, following ``supersedes``
+    links through ``get`` (a store's); stops at a missing link, a cycle or ``limit``."""
+    out: list[MemoryRecord] = []
+    seen = {r.id}
+    prev = get(r.supersedes) if r.supersedes else None
+    while prev is not None and prev.id not in seen and (limit is None or len(out) < limit):
+        seen.add(prev.id)
+        out.append(prev)
+        prev = get(prev.supersedes) if prev.supersedes else None
+    return out
 
 
 _FIELDS = tuple(f.name for f in fields(MemoryRecord))

@@ -41,11 +41,6 @@ class ReflectionError(RuntimeError):
     """A reflection or summary reached the evidence: a bug, never stored."""
 
 
-def _is_users(r: MemoryRecord) -> bool:
-    """Said on the user's side of the conversation (its facts and turns)."""
-    return r.role == "user"
-
-
 def about(r: MemoryRecord) -> str:
     """Whose memory it is: the fact's subject ("user", "user/Jake"), or the
     turn's speaker when a conversation names them; themes are found per person."""
@@ -69,7 +64,7 @@ class Reflector:
         leaked = [r.id for r in out if r.derived]
         if leaked:
             raise ReflectionError(f"the store returned derived memories as evidence: {leaked}")
-        return [r for r in out if _is_users(r)]
+        return [r for r in out if r.role == "user"]  # said on the user's side (its facts and turns)
 
     def run(self, now: datetime, project: str | None = None) -> list[Decision]:
         by_person: dict[tuple[str, str], list[MemoryRecord]] = {}
@@ -158,10 +153,10 @@ class Reflector:
             log.warning("reflection: model call failed: %s", e)
             return [Decision(DecisionOp.SKIP, "", None, None, None, f"reflection not made: model call failed ({e})", now, ())]
         out = []
+        ev = RecordFilter(project=project, statuses=(ACTIVE,), created_before=now, evidence=True)
         for text, cited in proposals:
             problems = check_links(cited, offered, min_sessions=self.config.reflection_min_sessions)
             # and against the store, as it is now: still current, still evidence
-            ev = RecordFilter(project=project, statuses=(ACTIVE,), created_before=now, evidence=True)
             problems += [f"cites {i}, which is no longer evidence" for i in cited if i in offered
                          and ((r := self.store.get(i)) is None or not ev.matches(r))]
             if problems:

@@ -30,7 +30,7 @@ from .llm.client import LLMError
 from .llm.extractor import UnparseableAnswer
 from .llm.summarizer import LLMSummarizer
 from .memory_index import MemoryIndex
-from .records import ACTIVE, PATH_KEY, SUMMARY, SUPERSEDED, MemoryRecord
+from .records import ACTIVE, PATH_KEY, SUMMARY, SUPERSEDED, MemoryRecord, predecessors
 from .stores.port import RecordFilter, StoragePort
 
 log = logging.getLogger("naia_memory")
@@ -73,14 +73,8 @@ class TopicSummaries:
 
     def _stale(self, f: MemoryRecord) -> tuple[str, ...]:
         """Values the fact's predecessors held (what it replaced)."""
-        out: list[str] = []
-        seen = {f.id}
-        prev = self.store.get(f.supersedes) if f.supersedes else None
-        while prev is not None and prev.id not in seen and len(seen) <= _STALE_DEPTH:
-            seen.add(prev.id)
-            out.extend(prev.metadata.get("values") or ([prev.value] if prev.value else []))
-            prev = self.store.get(prev.supersedes) if prev.supersedes else None
-        return tuple(dict.fromkeys(out))
+        return tuple(dict.fromkeys(v for p in predecessors(f, self.store.get, _STALE_DEPTH)
+                                   for v in (p.metadata.get("values") or ([p.value] if p.value else []))))
 
     def _summarize(self, project: str, path: tuple[str, str, str], facts: list[MemoryRecord],
                    now: datetime) -> Decision | None:

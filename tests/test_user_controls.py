@@ -136,3 +136,21 @@ def test_forget_about_refuses_without_a_verifier_and_deletes_only_what_it_names(
     assert gone and not [c for c in left if "Jamie" in c] and "I play bass in a band" in left
     assert on_disk(tmp_path, "Jamie") == []
     m.close()
+
+
+def test_history_of_a_fact_whose_links_loop_ends(tmp_path, tokenizer, t0):
+    """A damaged file whose supersede links form a cycle must not hang history()."""
+    from naia_memory import EngineConfig, LocalStore, MemorySystem
+    from naia_memory.embedders import HashingEmbedder
+
+    m = MemorySystem(store=LocalStore(tmp_path / "m.json"), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer,
+                     config=EngineConfig())
+    m.encode(content="I work at Kakao", now=t0)
+    m.consolidate(now=t0)
+    fact = m.facts()[0]
+    new = m.edit(memory_id=fact.id, content="I work at Naver", now=t0)
+    old = m.store.get(fact.id)
+    old.supersedes = new  # the loop: old <- new <- old
+    m.store.update(old)
+    assert [h.content for h in m.history(memory_id=new)] == ["I work at Kakao", "I work at Naver"]
+    m.close()
