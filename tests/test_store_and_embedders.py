@@ -163,6 +163,94 @@ def test_vectorised_filter_mask_agrees_with_record_filter_matches(t0):
         assert [cache.ids[i] for i in np.flatnonzero(cache.mask(flt))] == [i for i in cache.ids if flt.matches(cache.records[i])]
 
 
+def _columns_as_rows(cols):
+    """Decoded rows of a Columns, to compare two built from different code tables."""
+    return [(float(cols.importance[i]), float(cols.uses[i]), float(cols.last[i]), float(cols.stamp[i]),
+             bool(cols.archived[i]), bool(cols.stale[i]), bool(cols.assistant[i]), bool(cols.asks[i]), bool(cols.fact[i]),
+             cols.class_names[cols.memory_class[i]], cols.speaker_names[cols.speaker[i]],
+             cols.attribute_names[cols.attribute[i]]) for i in range(len(cols))]
+
+
+def test_candidate_columns_agree_with_the_records_after_changes(t0):
+    """The recall stages read the cache's columns instead of the records; the
+    columns must say what the records say after updates and removals."""
+    import random
+
+    from naia_memory.contract import MemoryKind
+    from naia_memory.recall.columns import Columns
+    from naia_memory.records import ACTIVE, ARCHIVED, SUPERSEDED, MemoryRecord
+    from naia_memory.stores.cache import RecordCache
+
+    rng = random.Random(11)
+    cache = RecordCache()
+    cache.reset_vectors(0, 4)
+    texts = ["I moved to Lisbon.", "Where do you live now?", "수진이는 요즘 뭐 해?", "나 요가 시작했어"]
+    for i in range(150):
+        at = t0 + timedelta(hours=rng.randint(0, 100))
+        r = MemoryRecord(id=f"r{i:03d}", kind=rng.choice(list(MemoryKind)), content=rng.choice(texts), created_at=at,
+                         updated_at=at, last_accessed=at + timedelta(hours=rng.randint(0, 9)),
+                         role=rng.choice(["user", "assistant"]), importance=rng.random(),
+                         memory_class=rng.choice(["identity", "preference", "observation", "procedural"]),
+                         recall_count=rng.randint(0, 5), status=rng.choice([ACTIVE, ARCHIVED, SUPERSEDED]),
+                         valid_from=rng.choice([None, at + timedelta(hours=1)]),
+                         attribute=rng.choice([None, "job", "residence"]))
+        who = rng.choice([None, "speaker", "subject"])
+        if who:
+            r.metadata[who] = rng.choice(["Caroline", "수진"])
+        if rng.random() < 0.2:
+            r.metadata["stale_fact"] = "f1"
+        cache.add(r, np.ones(4, dtype=np.float32))
+    for rid in [f"r{i:03d}" for i in range(0, 150, 7)]:
+        cache.remove(rid)
+    for rid in [f"r{i:03d}" for i in range(1, 150, 4)]:
+        if rid in cache.records:  # what recall, decay, supersede and revival change
+            r = cache.records[rid]
+            r.recall_count += 3
+            r.last_accessed = t0 + timedelta(days=30)
+            r.status = ACTIVE if r.status == ARCHIVED else ARCHIVED
+            r.metadata.pop("stale_fact", None) if "stale_fact" in r.metadata else r.metadata.update(stale_fact="f2")
+            r.metadata["speaker"] = "Melanie"
+            r.content = "Did you move?"
+            cache.replace(r)
+    ids = list(cache.ids)
+    rng.shuffle(ids)
+    gathered = cache.candidate_columns(ids)
+    read = Columns.of_records([cache.records[i] for i in ids])
+    assert _columns_as_rows(gathered) == _columns_as_rows(read)
+    assert len({row[-2] for row in _columns_as_rows(gathered)}) >= 3 and gathered.asks.any() and gathered.stale.any()
+    assert gathered.speakers() == read.speakers() == {"Caroline", "수진", "Melanie"}
+    assert np.array_equal(gathered.spoken_by({"수진"}), read.spoken_by({"수진"}))
+    assert np.array_equal(gathered.filed_under({"job"}), read.filed_under({"job"}))
+
+
+def test_recall_ranks_the_same_from_columns_as_from_records(make_system, hashing, t0, tmp_path):
+    """A store without a record cache (Qdrant) gives the stages its records;
+    both paths must rank identically, strengthening included. (The hashing
+    embedder: e5's vectors can differ in the last bits with the batch a text
+    was embedded in, and the two systems must differ only in the columns.)"""
+    from naia_memory.recall.columns import Columns
+
+    a, b = make_system(tmp_path / "a.json", embedder=hashing), make_system(tmp_path / "b.json", embedder=hashing)
+    b.pipeline._columns = lambda ids, rs: Columns.of_records(rs)  # as a store without a cache
+    turns = [("user", "나 LG전자에서 마케팅 담당하고 있어"), ("assistant", "멋지네요! 마케팅 어떤 분야예요?"),
+             ("user", "I play bass in a band"), ("user", "Did you see the game yesterday?"),
+             ("user", "I quit the band last month"), ("assistant", "What will you do instead?"),
+             ("user", "주말마다 한강에서 자전거 타"), ("user", "Caroline said she adopted a dog")]
+    queries = ["무슨 일 해?", "Is the user still in the band?", "What did Caroline adopt?", "자전거 언제 타?"] * 2
+    ranked = []
+    for m in (a, b):
+        for i, (role, text) in enumerate(turns):
+            m.encode(content=text, role=role, now=t0 + timedelta(days=i))
+        m.consolidate(now=t0 + timedelta(days=9))
+        ranked.append([[(h.id, h.score) for h in m.recall(query=q, top_k=5, now=t0 + timedelta(days=40 + j)).hits]
+                       for j, q in enumerate(queries)])
+    for m in (a, b):  # the cache's columns say what the records say
+        ids = [r.id for r in m.store.records()]
+        assert _columns_as_rows(m.store.candidate_columns(ids)) == _columns_as_rows(
+            Columns.of_records([m.store.get(i) for i in ids]))
+    assert all(ranked[0]) and ranked[0] == ranked[1]
+
+
 def _brute_top_k(cache, q, k, flt):
     rows = [(float(cache.vectors[cache.row[i]] @ q), i) for i in cache.ids if flt.matches(cache.records[i])]
     return [i for _, i in sorted(rows, key=lambda t: (-t[0], t[1]))[:k]]

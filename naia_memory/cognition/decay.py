@@ -73,13 +73,25 @@ def retention(
 
 def retention_many(memory_classes: Sequence[str], importance: Sequence[float], recall_counts: Sequence[int],
                    last_accessed: Sequence[float], now: float, params: DecayParams = DecayParams()) -> np.ndarray:
+    """``retention_of_classes`` with the classes by name (a decay pass over a store's records)."""
+    names = tuple(dict.fromkeys(memory_classes))
+    code = {c: i for i, c in enumerate(names)}
+    return retention_of_classes(np.array([code[c] for c in memory_classes], dtype=np.int64), names, importance,
+                                recall_counts, last_accessed, now, params)
+
+
+def retention_of_classes(class_codes: np.ndarray, class_names: Sequence[str], importance: Sequence[float],
+                         recall_counts: Sequence[float], last_accessed: Sequence[float], now: float,
+                         params: DecayParams = DecayParams()) -> np.ndarray:
     """``retention`` for many memories at once (``last_accessed`` and ``now``
-    as POSIX seconds): the recall pipeline scores ~100 candidates per query,
-    and a Python call per candidate was a third of its time."""
+    as POSIX seconds; classes as codes into ``class_names``, as a store's
+    record cache keeps them): the recall pipeline scores ~100 candidates per
+    query, and a Python call per candidate was a third of its time."""
     try:
-        base = np.array([CLASS_DECAY_RATE[c] for c in memory_classes], dtype=np.float64)
+        rates = np.array([CLASS_DECAY_RATE[c] for c in class_names], dtype=np.float64)
     except KeyError as e:
         raise ValueError(f"unknown memory class {e.args[0]!r}; known: {sorted(CLASS_DECAY_RATE)}") from None
+    base = rates[np.asarray(class_codes, dtype=np.int64)] if len(class_codes) else np.zeros(0, dtype=np.float64)
     imp = np.clip(np.asarray(importance, dtype=np.float64), 0.0, 1.0)
     uses = np.maximum(np.asarray(recall_counts, dtype=np.float64), 0.0)
     stability = (1.0 + params.importance_slowdown * imp) * (1.0 + params.recall_stability_gain * np.log1p(uses))

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+import numpy as np
+
 DECIMALS = 6
 METHODS = ("relative", "rrf")
 
@@ -34,53 +36,66 @@ Run = Sequence[tuple[str, float]]
 SPAN_FLOORS = {"vector": 0.05}
 
 
+def _scaled(vals: np.ndarray, span_floor: float | None) -> np.ndarray:
+    hi = vals.max()
+    lo = min(vals.min(), hi - span_floor) if span_floor is not None else 0.0
+    if hi <= lo:
+        return np.ones(len(vals))
+    return np.maximum(0.0, (vals - lo) / (hi - lo))
+
+
 def scale(run: Run, span_floor: float | None = None) -> dict[str, float]:
     """[0, 1] scores: min-max over a span of at least ``span_floor``, or,
     without a floor, the ratio to the best score (for runs where 0 = no match)."""
     if not run:
         return {}
-    vals = [s for _, s in run]
-    hi = max(vals)
-    lo = min(min(vals), hi - span_floor) if span_floor is not None else 0.0
-    if hi <= lo:
-        return {d: 1.0 for d, _ in run}
-    return {d: max(0.0, (s - lo) / (hi - lo)) for d, s in run}
+    return dict(zip((d for d, _ in run), _scaled(np.array([s for _, s in run], dtype=np.float64), span_floor).tolist()))
+
+
+def _fused(runs: Mapping[str, Run], weights: Mapping[str, float], method: str, rrf_k: int,
+           span_floors: Mapping[str, float], decimals: int | None) -> dict[str, float]:
+    """One pass over the runs in numpy: each run's scores (rounded to
+    ``decimals`` when given) become its contribution, summed per candidate in
+    run order over the union of candidates (first-seen order). Python's
+    ``round`` per score, twice, had been a twentieth of a search at 10k."""
+    index: dict[str, int] = {}
+    parts = []
+    for name, run in runs.items():
+        if run:
+            rows = np.fromiter((index.setdefault(d, len(index)) for d, _ in run), dtype=np.int64, count=len(run))
+            vals = np.fromiter((x for _, x in run), dtype=np.float64, count=len(run))
+            parts.append((name, rows, np.round(vals, decimals) if decimals is not None else vals))
+    out = np.zeros(len(index))
+    for name, rows, vals in parts:
+        w = weights.get(name, 1.0)
+        part = w * _scaled(vals, span_floors.get(name)) if method == "relative" else w / (rrf_k + np.arange(1, len(vals) + 1))
+        np.add.at(out, rows, part)
+    if method == "relative":
+        out /= sum(weights.get(n, 1.0) for n, _, _ in parts) or 1.0
+    else:
+        out /= sum(weights.get(n, 1.0) / (rrf_k + 1) for n, _, _ in parts) or 1.0
+    if decimals is not None:
+        out = np.round(out, decimals)
+    return dict(zip(index, out.tolist()))
 
 
 def relative_fusion(runs: Mapping[str, Run], weights: Mapping[str, float],
                     span_floors: Mapping[str, float] = SPAN_FLOORS) -> dict[str, float]:
-    total = sum(weights.get(n, 1.0) for n, r in runs.items() if r) or 1.0
-    out: dict[str, float] = {}
-    for name, run in runs.items():
-        w = weights.get(name, 1.0)
-        for d, s in scale(run, span_floors.get(name)).items():
-            out[d] = out.get(d, 0.0) + w * s
-    return {d: s / total for d, s in out.items()}
+    return _fused(runs, weights, "relative", 0, span_floors, None)
 
 
 def rrf_fusion(runs: Mapping[str, Run], weights: Mapping[str, float], k: int = 60) -> dict[str, float]:
-    best = sum(weights.get(n, 1.0) / (k + 1) for n, r in runs.items() if r) or 1.0
-    out: dict[str, float] = {}
-    for name, run in runs.items():
-        w = weights.get(name, 1.0)
-        for rank, (d, _s) in enumerate(run, start=1):
-            out[d] = out.get(d, 0.0) + w / (k + rank)
-    return {d: s / best for d, s in out.items()}
+    return _fused(runs, weights, "rrf", k, {}, None)
 
 
 def fuse(runs: Mapping[str, Run], weights: Mapping[str, float] | None = None, *, method: str = "relative",
          rrf_k: int = 60) -> dict[str, float]:
-    """Relevance per candidate id, in [0, 1], rounded to ``DECIMALS``."""
+    """Relevance per candidate id, in [0, 1], rounded to ``DECIMALS`` (inputs too)."""
     weights = dict(weights or {})
-    runs = {n: [(d, round(float(x), DECIMALS)) for d, x in run] for n, run in runs.items()}
     if any(w < 0 for w in weights.values()):
         raise ValueError("fusion weights must be non-negative")
-    if method == "relative":
-        fused = relative_fusion(runs, weights)
-    elif method == "rrf":
-        if rrf_k < 0:
-            raise ValueError("rrf_k must be >= 0")
-        fused = rrf_fusion(runs, weights, rrf_k)
-    else:
+    if method not in METHODS:
         raise ValueError(f"unknown fusion method {method!r}; use one of {METHODS}")
-    return {d: round(s, DECIMALS) for d, s in fused.items()}
+    if method == "rrf" and rrf_k < 0:
+        raise ValueError("rrf_k must be >= 0")
+    return _fused(runs, weights, method, rrf_k, SPAN_FLOORS, DECIMALS)

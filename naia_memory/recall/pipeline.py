@@ -15,7 +15,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from ..cognition.decay import retention, retention_many
+from ..cognition.decay import retention, retention_of_classes
 from ..cognition.graph import spreading_activation
 from ..cognition.mmr import mmr_matrix
 from ..cognition.rerank import Reranker
@@ -28,18 +28,13 @@ from ..records import ACTIVE, ARCHIVED, SUMMARY, MemoryRecord
 from ..stores.port import RecordFilter, StoragePort
 from .adjust import AdjustWeights, adjustment_many
 from .collapse import collapse_groups
+from .columns import Columns, speaker_of
 from .fusion import DECIMALS, fuse
 from .profile import is_profile_request, profile_score
 from .present import NewerFirst, asks_about_now
-from .signals import asks, named_attributes, named_speakers
+from .signals import named_attributes, named_speakers
 from .relative_time import from_json, relative_windows
 from .when import date_windows, matches_time
-
-
-def speaker_of(r: MemoryRecord) -> str | None:
-    """Who said it: an explicit ``speaker``, else a named ``subject`` (not "user")."""
-    s = r.metadata.get("speaker") or r.metadata.get("subject")
-    return str(s) if s else None
 
 
 # a ranked result: the record, its score, the memories it stands for (best first),
@@ -65,7 +60,8 @@ def _after(head: list[Ranked], tail: list[Ranked], top_k: int) -> list[Ranked]:
 
 
 def _rank(scores: Mapping[str, float]) -> list[tuple[str, float]]:
-    return sorted(((i, round(s, DECIMALS)) for i, s in scores.items()), key=lambda kv: (-kv[1], kv[0]))
+    rounded = np.round(np.fromiter(scores.values(), dtype=np.float64, count=len(scores)), DECIMALS).tolist()
+    return sorted(zip(scores, rounded), key=lambda kv: (-kv[1], kv[0]))
 
 
 class RecallPipeline:
@@ -135,11 +131,12 @@ class RecallPipeline:
         ids = list(rel)
         rs = [self.store.get(i) for i in ids]
         recs = dict(zip(ids, rs))
+        cols = self._columns(ids, rs)
         # 3. query-side signals (relevance, not cognition), over arrays of the candidates
-        score = self._signals(query, q_tokens, rs, np.fromiter(rel.values(), dtype=np.float64, count=len(ids)), now)
+        score = self._signals(query, q_tokens, rs, cols, np.fromiter(rel.values(), dtype=np.float64, count=len(ids)), now)
         rel = dict(zip(ids, score.tolist()))
         # 4. cognitive adjustment, bounded
-        adjusted = self._adjust(ids, rs, score, now)
+        adjusted = self._adjust(ids, cols, score, now)
         # 5. one slot per source
         groups = self._one_slot_per_source(rel, adjusted, recs, flt)[: cfg.candidate_k]
         members = {h: m for h, _, m in groups}
@@ -161,50 +158,52 @@ class RecallPipeline:
             out.append((recs[i], s, tuple(recs[m] for m in ms), sum(1 for m in ms if adjusted.get(m, float("-inf")) > own)))
         return out
 
-    def _signals(self, query: str, q_tokens: list[str], rs: list[MemoryRecord], score: np.ndarray,
+    def _columns(self, ids: list[str], rs: list[MemoryRecord]) -> Columns:
+        """The candidates' fields as arrays: gathered from the store's record
+        cache when it keeps them, else read from the records."""
+        gather = getattr(self.store, "candidate_columns", None)
+        return gather(ids) if gather is not None else Columns.of_records(rs)
+
+    def _signals(self, query: str, q_tokens: list[str], rs: list[MemoryRecord], cols: Columns, score: np.ndarray,
                  now: datetime) -> np.ndarray:
         """Speaker, attribute and date the query names; memories that only ask.
-        ``score`` is the candidates' relevance (row i = ``rs[i]``); each signal
-        multiplies the rows it applies to."""
+        ``score`` is the candidates' relevance (row i = ``rs[i]`` = ``cols`` row i);
+        each signal multiplies the rows it applies to."""
         cfg = self.config
         self._newer = None
 
-        def boost(keep: list[bool], factor: float) -> np.ndarray:
-            return np.where(np.array(keep, dtype=bool), score * factor, score) if keep else score
+        def boost(keep: np.ndarray, factor: float) -> np.ndarray:
+            return np.where(keep, score * factor, score)
 
-        speakers = [speaker_of(r) for r in rs]
-        named = named_speakers(query, {s for s in speakers if s})
+        named = named_speakers(query, cols.speakers())
         if cfg.speaker and cfg.speaker_weight and named:
-            score = boost([s in named for s in speakers], 1.0 + cfg.speaker_weight)
+            score = boost(cols.spoken_by(named), 1.0 + cfg.speaker_weight)
         if cfg.attribute and cfg.attribute_weight:
             attrs = named_attributes(q_tokens, self.tokenizer)
             if attrs:
-                score = boost([r.kind is MemoryKind.FACT and r.attribute in attrs for r in rs], 1.0 + cfg.attribute_weight)
+                score = boost(cols.filed_under(attrs), 1.0 + cfg.attribute_weight)
         asked = date_windows(query) + relative_windows(query, now) if cfg.time or cfg.present else []
         if cfg.present and cfg.present_weight and not named and not asked \
                 and asks_about_now(query, morphemes(self.tokenizer, query)):
-            stamps = np.array([_stamp(r).timestamp() for r in rs], dtype=np.float64)
-            self._newer = NewerFirst.of_stamps(stamps, cfg.present_weight)
-            score = score * self._newer.factors(stamps)
+            self._newer = NewerFirst.of_stamps(cols.stamp, cfg.present_weight)
+            score = score * self._newer.factors(cols.stamp)
         if cfg.time and cfg.time_weight:
-            if asked:
-                score = boost([matches_time(r.valid_from or r.created_at, from_json(r.metadata.get("when")), asked,
-                                            cfg.time_grace_days) for r in rs], 1.0 + cfg.time_weight)
+            if asked:  # a question that names a date: the rare path reads the records
+                score = boost(np.array([matches_time(r.valid_from or r.created_at, from_json(r.metadata.get("when")),
+                                                     asked, cfg.time_grace_days) for r in rs], dtype=bool),
+                              1.0 + cfg.time_weight)
         if cfg.question and cfg.question_weight:
-            score = boost([asks(r.content) for r in rs], 1.0 - cfg.question_weight)
+            score = boost(cols.asks, 1.0 - cfg.question_weight)
         return score
 
-    def _adjust(self, ids: list[str], rs: list[MemoryRecord], rel: np.ndarray, now: datetime) -> dict[str, float]:
+    def _adjust(self, ids: list[str], cols: Columns, rel: np.ndarray, now: datetime) -> dict[str, float]:
         """Strength, use and validity over all candidates in one numpy pass."""
         cfg = self.config
         if not ids:
             return {}
-        classes, importance, uses, last, faded, stale, assistant = zip(*[
-            (r.memory_class, r.importance, r.recall_count, r.last_accessed.timestamp(), r.status == ARCHIVED,
-             "stale_fact" in r.metadata, r.role == "assistant") for r in rs])
-        uses = np.array(uses, dtype=np.float64)
-        strength = retention_many(classes, importance, uses, last, now.timestamp(), cfg.decay_params)
-        mult = adjustment_many(strength, uses, np.array(faded), np.array(stale), np.array(assistant),
+        strength = retention_of_classes(cols.memory_class, cols.class_names, cols.importance, cols.uses, cols.last,
+                                        now.timestamp(), cfg.decay_params)
+        mult = adjustment_many(strength, cols.uses, cols.archived, cols.stale, cols.assistant,
                                self.weights(), decay=cfg.decay, strengthen=cfg.strengthen)
         score = rel * mult
         keep = (strength >= cfg.min_strength).tolist()

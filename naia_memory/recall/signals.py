@@ -14,11 +14,11 @@ to the name ("수진이가", "수진한테").
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Iterable
 
-from ..cognition.contradiction import ATTRIBUTES, is_question
+from ..cognition.contradiction import ATTRIBUTES
 from ..cognition.tokenize import Tokenizer
+from .columns import asks
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -40,13 +40,6 @@ def named_speakers(query: str, speakers: Iterable[str]) -> set[str]:
         elif words(s) <= q:
             out.add(s)
     return out
-
-
-@lru_cache(maxsize=1 << 16)
-def asks(content: str) -> bool:
-    """True when the memory's text is a question (its last sentence asks).
-    Cached: the same candidates come back query after query."""
-    return is_question(content)
 
 
 def named_attributes(query_tokens: Iterable[str], tokenizer: Tokenizer) -> set[str]:

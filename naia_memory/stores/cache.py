@@ -17,6 +17,7 @@ import numpy as np
 from ..contract import MemoryKind
 from ..cognition.bm25 import kth_largest
 from ..records import MemoryRecord
+from ..recall.columns import Columns, row_fields
 from .ann import HnswIndex
 from .port import EmbedderMismatchError, RecordFilter, StoreError
 
@@ -41,7 +42,10 @@ def _member(col: np.ndarray, codes: list[int | None], size: int) -> np.ndarray:
     return table[col]
 
 
-COLUMNS = ("project", "kind", "status", "created", "start", "end", "topic", "derived")
+COLUMNS = ("project", "kind", "status", "created", "start", "end", "topic", "derived",
+           # what the recall stages read of a candidate (recall.columns)
+           "importance", "uses", "last", "archived", "stale", "assistant", "asks", "fact", "mclass", "speaker",
+           "attribute")
 
 
 class _Columns:
@@ -56,6 +60,17 @@ class _Columns:
         self.end = np.zeros(capacity, dtype=np.float64)
         self.topic = np.zeros(capacity, dtype=np.int32)  # 0: not placed in the hierarchy
         self.derived = np.zeros(capacity, dtype=bool)  # a summary or reflection (MemoryRecord.derived)
+        self.importance = np.zeros(capacity, dtype=np.float64)
+        self.uses = np.zeros(capacity, dtype=np.float64)
+        self.last = np.zeros(capacity, dtype=np.float64)
+        self.archived = np.zeros(capacity, dtype=bool)
+        self.stale = np.zeros(capacity, dtype=bool)
+        self.assistant = np.zeros(capacity, dtype=bool)
+        self.asks = np.zeros(capacity, dtype=bool)
+        self.fact = np.zeros(capacity, dtype=bool)
+        self.mclass = np.zeros(capacity, dtype=np.int32)
+        self.speaker = np.zeros(capacity, dtype=np.int32)  # 0: nobody named
+        self.attribute = np.zeros(capacity, dtype=np.int32)  # 0: no attribute
 
     def grow(self, n: int) -> None:
         if n <= len(self.project):
@@ -131,6 +146,9 @@ class RecordCache:
         self._statuses = _Codes()
         self._kinds = _Codes()
         self._topics = _Codes({"": 0})  # code 0: not placed in the hierarchy
+        self._classes = _Codes()
+        self._speakers = _Codes({None: 0})
+        self._attributes = _Codes({None: 0})
         self._sub = _Subset()
 
     @property
@@ -184,6 +202,11 @@ class RecordCache:
         path = r.path
         c.topic[row] = self._topics.code(path[2]) if path is not None else 0
         c.derived[row] = r.derived
+        (c.importance[row], c.uses[row], c.last[row], _stamp, c.archived[row], c.stale[row], c.assistant[row],
+         c.asks[row], c.fact[row], mclass, speaker, attribute) = row_fields(r)
+        c.mclass[row] = self._classes.code(mclass)
+        c.speaker[row] = self._speakers.code(speaker)
+        c.attribute[row] = self._attributes.code(attribute)
 
     def replace(self, record: MemoryRecord) -> None:
         """A changed record (status, validity...): keep the filter columns true."""
@@ -254,6 +277,16 @@ class RecordCache:
         if flt.topics is not None:  # unplaced rows (code 0) pass, as in RecordFilter.matches
             m &= _member(c.topic[:n], [0] + [self._topics.get(t) for t in flt.topics], len(self._topics))
         return m
+
+    def candidate_columns(self, ids: Sequence[str]) -> Columns:
+        """The recall stages' fields of ``ids`` (``recall.columns``), one gather per column."""
+        rows = np.fromiter((self.row[i] for i in ids), dtype=np.int64, count=len(ids))
+        c = self._cols
+        return Columns(importance=c.importance[rows], uses=c.uses[rows], last=c.last[rows], stamp=c.start[rows],
+                       archived=c.archived[rows], stale=c.stale[rows], assistant=c.assistant[rows], asks=c.asks[rows],
+                       fact=c.fact[rows], memory_class=c.mclass[rows], speaker=c.speaker[rows],
+                       attribute=c.attribute[rows], class_names=tuple(self._classes),
+                       speaker_names=tuple(self._speakers), attribute_names=tuple(self._attributes))
 
     def iter(self, flt: RecordFilter | None = None) -> Iterator[MemoryRecord]:
         ids = list(self.ids) if flt is None else [self.ids[i] for i in np.flatnonzero(self.mask(flt)).tolist()]

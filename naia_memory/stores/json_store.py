@@ -29,6 +29,7 @@ import numpy as np
 from ..cognition.bm25 import BM25Index
 from ..cognition.graph import EntityGraph
 from ..records import MemoryRecord
+from ..recall.columns import Columns
 from .cache import RecordCache, check_embedder
 from .journal import Batch, Journal
 from .lock import FileLock
@@ -408,6 +409,10 @@ class LocalStore:
         return self._cache.embeddings(ids)
 
     # ---- search ---------------------------------------------------------
+    def candidate_columns(self, ids: Sequence[str]) -> Columns:
+        """What the recall stages read of these records, gathered from the cache's columns."""
+        return self._cache.candidate_columns(ids)
+
     def vector_top_k(self, query: np.ndarray, k: int, flt: RecordFilter) -> list[tuple[str, float]]:
         return self._cache.vector_top_k(query, k, flt)
 

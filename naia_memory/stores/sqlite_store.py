@@ -29,6 +29,7 @@ import numpy as np
 from ..cognition.bm25 import BM25Index
 from ..cognition.graph import EntityGraph
 from ..records import MemoryRecord
+from ..recall.columns import Columns
 from .cache import RecordCache, check_embedder
 from .crypto import Sealer
 from .port import IdTakenError, RecordFilter, StoreError, kind_tag, kind_tags, scrub_entry
@@ -396,6 +397,10 @@ class SqliteStore:
             if len(hits) == k or width >= n:
                 return hits
             width = min(n, width * 4)
+
+    def candidate_columns(self, ids: Sequence[str]) -> Columns:
+        """What the recall stages read of these records, gathered from the cache's columns."""
+        return self._cache.candidate_columns(ids)
 
     def keyword_top_k(self, tokens: Sequence[str], k: int, flt: RecordFilter) -> list[tuple[str, float]]:
         return self._bm25.ranked(tokens, lambda i: flt.matches(self._cache.records[i]), k, kind_tags(flt))
