@@ -382,7 +382,7 @@ def run_latency(resolved: dict[str, Any], progress_bar: Callable[[int, str], Any
             bar.update(1)
     if bar:
         bar.close()
-    qe = query_embedding_cost(exp["query_embedder"], exp["n_queries"])
+    qe = query_embedding_cost(exp["query_embedder"], exp["n_queries"]) if exp.get("query_embedder") else None
     return {"metrics": {"rows": rows, "query_embedding": qe, "fill_embedder": exp["fill_embedder"]}, "timings": {}}
 
 
