@@ -208,3 +208,21 @@ def test_a_fact_keeps_its_time_resolved_against_when_it_was_said(make_system, t0
     (fact,) = [h for h in m.facts() if "cello" in h.content]
     start, end = fact.metadata["when"][0]
     assert start.startswith("2025-05") and end.startswith("2026-01")  # t0 is 2026-01-01
+
+
+@pytest.mark.parametrize("olds,new,op", [
+    (["나 땅콩 알레르기 있어", "요즘 남친이랑 잘 지내"], "우리 이번 달에 헤어졌어", "delete"),  # the breakup names no relationship
+    (["I'm allergic to cats", "I've been dating someone from work"], "we split up in March", "delete"),
+    (["저 동네 마트에서 일해요"], "이번에 해고당해서 백수예요", "delete"),  # 에서 일해: Korean "work at", any workplace
+    (["I work at a warehouse downtown"], "got laid off on friday", "delete"),
+])
+def test_the_words_that_end_a_relationship_or_a_job_find_it(tokenizer, e5, olds, new, op):
+    """Through the attribute prior, as the engine files them."""
+    from naia_memory.cognition.contradiction import detect_attribute
+
+    vecs = e5.embed_passages(list(olds) + [new])
+    known = [Known(f"f{i}", read(t, tokenizer), getattr(detect_attribute(t), "name", None), float(vecs[i] @ vecs[-1]))
+             for i, t in enumerate(olds)]
+    assert known[-1].attribute in ("relationship", "job")
+    v = decide(read(new, tokenizer), detect_attribute(new), known)
+    assert (v.op, v.target_id) == (op, f"f{len(olds) - 1}"), v

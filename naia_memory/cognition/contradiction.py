@@ -64,13 +64,18 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         "job", False,
         (r"(회사|직장|스타트업|은행|병원|학교|기업|출판사|사무실|공장|가게|학원|연구소|에이전시)\S*\s*(\S+\s*)?(다녀|다니|다녔|일해|일하|근무|옮겼|옮겨|취직|입사|들어갔|그만두|그만뒀|퇴사)",
          r"(직업|직장)(은|이)", r"이직", r"퇴사", r"취직", r"\bwork(s|ing|ed)? (at|for|as)\b", r"\bmy job\b", r"\bemployed\b",
-         r"\bjoined\b", r"\bquit (my|the)\b", r"\bnew job\b", r"\bi(?:'m| am) an? (engineer|designer|developer|teacher|nurse|doctor|student|lawyer|accountant|chef|manager|writer|artist)"),
+         r"\bjoined\b", r"\bquit (my|the)\b", r"\bnew job\b",
+         # Korean "work at X" for any X, and the words that end a job whatever it was
+         r"에서\s*(일해|일하|일합|일했|근무)", r"백수", r"실직", r"해고", r"권고사직", r"\blaid off\b", r"\bgot fired\b",
+         r"\blost my job\b", r"\bunemployed\b", r"\bi(?:'m| am) an? (engineer|designer|developer|teacher|nurse|doctor|student|lawyer|accountant|chef|manager|writer|artist)"),
         ("회사", "직장", "다니", "일하", "근무", "옮기", "취직", "입사", "그만두", "퇴사", "이직", "직업", "들어가",
          "work", "working", "worked", "job", "company", "joined", "quit", "employed", "new"), "identity",
     ),
     Attribute(
         "relationship", False,
-        (r"결혼", r"이혼", r"여자\s?친구", r"남자\s?친구", r"애인", r"싱글", r"\bmarried\b", r"\bdivorced\b", r"\bsingle\b", r"\bgirlfriend\b", r"\bboyfriend\b", r"\bengaged\b"),
+        (r"결혼", r"이혼", r"여자\s?친구", r"남자\s?친구", r"여친", r"남친", r"애인", r"싱글", r"사귀", r"연애", r"헤어졌", r"헤어짐",
+         r"\bmarried\b", r"\bdivorced\b", r"\bsingle\b", r"\bgirlfriend\b", r"\bboyfriend\b", r"\bengaged\b",
+         r"\bseeing someone\b", r"\bdating\b", r"\bin a relationship\b", r"\bbroke up\b", r"\bsplit up\b"),
         ("하", "got", "get"), "identity",
     ),
     Attribute(
