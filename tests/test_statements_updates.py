@@ -226,3 +226,19 @@ def test_the_words_that_end_a_relationship_or_a_job_find_it(tokenizer, e5, olds,
     assert known[-1].attribute in ("relationship", "job")
     v = decide(read(new, tokenizer), detect_attribute(new), known)
     assert (v.op, v.target_id) == (op, f"f{len(olds) - 1}"), v
+
+
+@pytest.mark.parametrize("olds,new,op", [
+    (["I work at Deloitte"], "just got promoted to manager at Deloitte", "refine"),  # the same employer, another aspect
+    (["나 필라테스 다녀"], "필라테스 저녁반으로 옮겼어", "refine"),
+    (["I work at Deloitte"], "switched from Deloitte to KPMG in May", "supersede"),  # named as what was left behind
+    (["피아노 배워"], "피아노는 쉬고 이제는 기타 배워", "supersede"),  # not named in what holds now
+])
+def test_naming_the_old_value_again_keeps_it(tokenizer, e5, olds, new, op):
+    from naia_memory.cognition.contradiction import detect_attribute
+
+    vecs = e5.embed_passages(list(olds) + [new])
+    known = [Known(f"f{i}", read(t, tokenizer), getattr(detect_attribute(t), "name", None), float(vecs[i] @ vecs[-1]))
+             for i, t in enumerate(olds)]
+    v = decide(read(new, tokenizer), detect_attribute(new), known)
+    assert (v.op, v.target_id) == (op, "f0"), v

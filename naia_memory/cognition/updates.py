@@ -22,10 +22,11 @@ Pure: readings, similarities and attributes in, a ``Verdict`` out.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from .contradiction import Attribute, Verdict
+from .contradiction import CHANGE_SPLIT, Attribute, Verdict, attribute
 
 
 def _overlap(new: frozenset[str], old: frozenset[str]) -> frozenset[str]:
@@ -86,6 +87,30 @@ def _shares(new: Reading, old: Reading) -> bool:
         return True
     korean = new.predicate is not None and _hangul(new.predicate)
     return korean and new.predicate == old.predicate
+
+
+# an explicit replacement names the old value as the thing left behind:
+# "switched from the Y to a private gym", "instead of", "X 말고", "X 대신", "X에서 Y로 바꿨어"
+_REPLACES = re.compile(r"\b(from|instead of|rather than|in place of|replac\w*|swapp?\w*|trad(ed|ing) in)\b|대신|말고|에서\s*\S+\s*(으)?로|(으)?로\s*(바꿨|바꿔|바꿈|갈아|넘어)", re.I)
+
+
+def _still_named(new: Reading, old: Reading, attr: Attribute | None) -> bool:
+    """The new statement names the old value again, all of it, and does not
+    say it replaced it: what changed is another aspect of the same thing
+    ("got promoted to senior at google" after "I work at Google"; 수영장
+    새벽반으로 옮겼어 after 수영 다녀). The old fact still holds. (The caller
+    keeps a new value of the same single-valued attribute, "engaged to
+    Marcus" -> "Marcus and I got married", as a change; and the old value
+    must be named in the clause that says what holds now: "피아노 쉬고
+    요즘은 드럼 배우러 다녀" names 피아노 only as what stopped.)"""
+    drop = set(attr.predicate_words) if attr is not None else set()
+    value = frozenset(t for t in old.content if t != old.predicate and t not in drop)
+    if not value or _overlap(value, new.content) != value or _REPLACES.search(new.text):
+        return False
+    # named in what the statement says holds now: its last clause after a change marker
+    tail = [p for p in CHANGE_SPLIT.split(new.text) if p and not CHANGE_SPLIT.fullmatch(p)][-1].lower()
+    words = re.findall(r"[가-힣]{2,}", tail)
+    return all(v in tail or (_hangul(v) and any(w in v for w in words)) for v in value)
 
 
 def _cued(new: Reading) -> bool:
@@ -167,6 +192,9 @@ def decide(new: Reading, new_attr: Attribute | None, known: Sequence[Known], w: 
         return Verdict("reaffirm", slot.id, f"restates {what}")
     if old.content and old.content <= new.content and not new.change:
         return Verdict("refine", slot.id, f"adds detail to {what}")
+    restated = new_attr is not None and not new_attr.multi and slot.attribute == new_attr.name  # "engaged" -> "married"
+    if not restated and _still_named(new, old, attribute(slot.attribute) if slot.attribute else new_attr):
+        return Verdict("refine", slot.id, f"another aspect of {what}: the old value is named again")
     single = new_attr is not None and not new_attr.multi
     if new.switch or new.shift or (new.change and (shared or single and slot.attribute == new_attr.name)) \
             or (new_attr is not None and not new_attr.multi and slot.attribute == new_attr.name):
