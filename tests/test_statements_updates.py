@@ -35,6 +35,7 @@ from naia_memory.contract import DecisionOp
     ("돈 많으면 제주도 가서 살고 싶다", "hypothetical"),
     ("벌써 겨울이구나", "small-talk"),
     ("퇴근하고 매일 수영장 가", "fact"),
+    ("넷플릭스에서 티빙으로 갈아탔는데 괜찮네", "fact"),  # someone's doing, though it ends like a remark
 ])
 def test_what_kind_of_sentence(tokenizer, text, kind):
     assert read(text, tokenizer).kind == kind

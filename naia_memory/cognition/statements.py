@@ -340,11 +340,11 @@ def read(text: str, tokenizer) -> Reading:
     additive = has("additive") or (ko and any(f == "도" and t == "JX" and not (i and morphs[i - 1][1] == "MAG")
                                               for i, (f, t) in enumerate(morphs)))
     past = has("past") or (ko and any(t == "EP" and f in ("었었", "았었") for f, t in morphs))
-    if kind == "fact" and ko and subject is None and not cues["first_person"].search(s) \
-            and any(t == "EF" and f in ("네", "구나", "군", "군요", "네요") for f, t in morphs[-3:]):
-        kind = "small-talk"  # "벌써 12월이네": a remark about the world, no one it is about
     switch = has("switch") or any(f in _KO_SWITCH_LEMMAS for f, _ in morphs)
     ending = has("ending") and not _denied_ending(s, cues)
+    if kind == "fact" and ko and subject is None and not cues["first_person"].search(s) and not (switch or ending) \
+            and any(t == "EF" and f in ("네", "구나", "군", "군요", "네요") for f, t in morphs[-3:]):
+        kind = "small-talk"  # "벌써 12월이네": a remark about the world; "X로 갈아탔는데 훨 낫네" is someone's doing
     tokens = tokenizer.tokens(s)
     own = set(tokenizer.tokens(subject)) if subject else set()  # "민수" in every fact about 민수 says nothing
     content = frozenset(t for t in tokens if not _generic(t) and t not in own)

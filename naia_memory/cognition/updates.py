@@ -90,8 +90,8 @@ def _shares(new: Reading, old: Reading) -> bool:
 
 
 # an explicit replacement names the old value as the thing left behind:
-# "switched from the Y to a private gym", "instead of", "X 말고", "X 대신", "X에서 Y로 바꿨어"
-_REPLACES = re.compile(r"\b(from|instead of|rather than|in place of|replac\w*|swapp?\w*|trad(ed|ing) in)\b|대신|말고|에서\s*\S+\s*(으)?로|(으)?로\s*(바꿨|바꿔|바꿈|갈아|넘어)", re.I)
+# "switched to biking, the train got too crowded", "instead of", "X 말고", "X 대신", "X에서 Y로 바꿨어"
+_REPLACES = re.compile(r"\b(from|instead of|rather than|in place of|replac\w*|swapp?\w*|switch\w*|trad(ed|ing) in)\b|대신|말고|에서\s*\S+\s*(으)?로|(으)?로\s*(바꿨|바꿔|바꿈|갈아|넘어)", re.I)
 
 
 def _still_named(new: Reading, old: Reading, attr: Attribute | None) -> bool:
