@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .contradiction import GENERIC_WORDS
-from .tokenize import stem_en
+from .tokenize import has_hangul, stem_en
 
 # what a sentence that is not a fact is instead; the reason logged for it
 NON_FACT = ("question", "greeting", "thanks", "filler", "request", "hypothetical", "small-talk")
@@ -131,7 +131,7 @@ def _generic(tok: str) -> bool:
 def morphemes(tokenizer, text: str) -> Sequence[tuple[str, str]]:
     """Kiwi's (form, tag) pairs for Korean text; () for other text or a tokenizer without Kiwi."""
     m = getattr(tokenizer, "_morphs", None)
-    return m(text) if callable(m) and re.search(r"[가-힣]", text) else ()
+    return m(text) if callable(m) and has_hangul(text) else ()
 
 
 def _is_korean(text: str) -> bool:

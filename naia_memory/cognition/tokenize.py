@@ -15,6 +15,12 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_HANGUL = re.compile(r"[가-힣]")
+
+
+def has_hangul(text: str) -> bool:
+    """Any Hangul syllable: the one test for "read this with Kiwi / as Korean words"."""
+    return _HANGUL.search(text) is not None
 
 EN_STOPWORDS = frozenset(
     """a an the and or but if then so of to in on at by for with from as is am are was were be been being
@@ -125,7 +131,7 @@ class KiwiTokenizer:
         out: list[str] = []
         pieces = (p for s in self._analyser().split_into_sents(text) for p in _latin_sentences(s.text))
         for sent in pieces:
-            if out and re.search(r"[가-힣]", sent) and _afterthought(self._morphs(sent)):
+            if out and has_hangul(sent) and _afterthought(self._morphs(sent)):
                 out[-1] = f"{out[-1]} {sent}"
             else:
                 out.append(sent)
@@ -140,7 +146,7 @@ def _latin_sentences(text: str) -> list[str]:
     """Kiwi leaves English prose whole ("I quit. Then I left." is one sentence);
     split it where a sentence ends and a capital opens the next, but not after
     an abbreviation ("a nurse at St. Mary's")."""
-    if re.search(r"[가-힣]", text):
+    if has_hangul(text):
         return [text]
     out, start = [], 0
     for m in _LATIN_STOP.finditer(text):

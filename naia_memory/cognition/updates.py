@@ -27,18 +27,16 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .contradiction import CHANGE_SPLIT, Attribute, Verdict, attribute
+from .statements import Reading
+from .tokenize import has_hangul
 
 
 def _overlap(new: frozenset[str], old: frozenset[str]) -> frozenset[str]:
     """New tokens that match an old one; Hangul compounds match by containment
     ("채식" ~ "채식주의자"), English stems only exactly ("art" is not in "start")."""
     return frozenset(n for n in new if n in old or any(
-        min(len(n), len(o)) >= 2 and (n in o or o in n) and _hangul(n) and _hangul(o) for o in old))
+        min(len(n), len(o)) >= 2 and (n in o or o in n) and has_hangul(n) and has_hangul(o) for o in old))
 
-
-def _hangul(t: str) -> bool:
-    return any("가" <= ch <= "힣" for ch in t)
-from .statements import Reading
 
 
 @dataclass(frozen=True)
@@ -85,7 +83,7 @@ def _shares(new: Reading, old: Reading) -> bool:
     on LoCoMo.)"""
     if _overlap(new.content, old.content):
         return True
-    korean = new.predicate is not None and _hangul(new.predicate)
+    korean = new.predicate is not None and has_hangul(new.predicate)
     return korean and new.predicate == old.predicate
 
 
@@ -110,7 +108,7 @@ def _still_named(new: Reading, old: Reading, attr: Attribute | None) -> bool:
     # named in what the statement says holds now: its last clause after a change marker
     tail = [p for p in CHANGE_SPLIT.split(new.text) if p and not CHANGE_SPLIT.fullmatch(p)][-1].lower()
     words = re.findall(r"[가-힣]{2,}", tail)
-    return all(v in tail or (_hangul(v) and any(w in v for w in words)) for v in value)
+    return all(v in tail or (has_hangul(v) and any(w in v for w in words)) for v in value)
 
 
 def _cued(new: Reading) -> bool:

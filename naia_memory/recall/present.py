@@ -22,6 +22,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..cognition.tokenize import has_hangul
+
 _EN_NOW = re.compile(r"\b(now|right now|currently|current|these days|nowadays|still|anymore|any more|at the moment|lately|today)\b", re.I)
 _EN_PAST = re.compile(r"\b(did|was|were|had|used to|ago|last (week|month|year|time)|yesterday|before|back (then|when)|first|originally|previous|previously|earlier|in \d{4})\b", re.I)
 _EN_PRESENT = re.compile(r"\b(am|is|are|do|does|have|has)\b|'s\b|'m\b|'re\b", re.I)
@@ -30,15 +32,11 @@ _EN_USER = re.compile(r"\b(i|i'm|me|my|mine|myself)\b", re.I)
 _KO_PAST = re.compile(r"(예전|옛날|전에|작년|지난|처음|원래|그때|년\s*전|달\s*전|어제)")
 
 
-def _korean(text: str) -> bool:
-    return re.search(r"[가-힣]", text) is not None
-
-
 def asks_about_now(query: str, morphs: Sequence[tuple[str, str]] = ()) -> bool:
     """True for a question about the speaker's present state ("what team do I
     play on now?", "요즘 회사 어디 다녀?", "do I still have my RAV4?"), False
     for the past ("what did I drive before?", "처음 다닌 회사가 어디였지?")."""
-    if _korean(query):
+    if has_hangul(query):
         if _KO_PAST.search(query):
             return False
         # the retrospective 었었/았었 tells of the past; a plain 었 in a question is

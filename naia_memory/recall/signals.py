@@ -17,7 +17,7 @@ import re
 from typing import Iterable
 
 from ..cognition.contradiction import ATTRIBUTES
-from ..cognition.tokenize import Tokenizer
+from ..cognition.tokenize import Tokenizer, has_hangul
 from .columns import asks
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -34,7 +34,7 @@ def named_speakers(query: str, speakers: Iterable[str]) -> set[str]:
     for s in speakers:
         if not s.strip() or s.lower() in ("user", "assistant"):
             continue
-        if re.search(r"[가-힣]", s):
+        if has_hangul(s):
             if s.strip() in query:
                 out.add(s)
         elif words(s) <= q:
