@@ -243,3 +243,21 @@ def test_naming_the_old_value_again_keeps_it(tokenizer, e5, olds, new, op):
              for i, t in enumerate(olds)]
     v = decide(read(new, tokenizer), detect_attribute(new), known)
     assert (v.op, v.target_id) == (op, "f0"), v
+
+
+@pytest.mark.parametrize("text", ["야식 좀 끊어야 되는데 쉽지 않네", "I should really cancel my gym membership"])
+def test_an_obligation_is_not_yet_a_change(tokenizer, text):
+    assert read(text, tokenizer).kind == "hypothetical"  # -어야 되다 / should: not done
+
+
+def test_moving_things_over_to_a_new_place_is_a_switch(tokenizer):
+    assert read("moved my savings over to a credit union", tokenizer).switch
+    assert not read("moved the couch upstairs", tokenizer).switch
+
+
+@pytest.mark.parametrize("olds,new,op", [
+    (["나 하루에 담배 한 갑 피워"], "금연 석 달째야 ㅎㅎ", "delete"),  # 금연 / 금주 end smoking / drinking
+    (["나 담배 안 피워"], "여전히 금연 중이야", "reaffirm"),  # an abstention that goes on ends nothing
+])
+def test_abstaining_ends_a_habit_and_goes_on_after_a_no(tokenizer, e5, olds, new, op):
+    assert _verdict(tokenizer, e5, olds, new).op == op

@@ -61,7 +61,7 @@ _EN = {
     "filler": re.compile(r"^(\s*(ok(ay)?|k|lol|lmao|haha+|hah|cool|nice|great|yeah|yep|yes|no|nope|sure|hmm+|huh|got it|sounds good|i see|oh|wow|right|alright|fair enough|true|same|omg|ugh|mhm)\s*[!.?~,]*)+\s*([A-Z][a-z]+[!.?~]*)?\s*$", re.I),
     "request": re.compile(r"^\s*(please|pls|can you|could you|would you|will you|tell me|remind me|help me|show me|give me|find me|let me know|recommend|suggest|write|make me|set|book (a|me|an)|translate|summari[sz]e|explain|list|draft|fix|check|calculate|convert|rewrite|proofread)\b", re.I),
     "small-talk": re.compile(r"^\s*((wow|omg|ugh|man|geez|so|oh)[\s,!]+)?(it'?s|it is|it was|there'?s|there are|the (weather|traffic|sky|rain|snow|sun)|traffic|weather|today is|tonight is)\b", re.I),
-    "hypothetical": re.compile(r"\b(if|might|maybe|perhaps|possibly|thinking (about|of)|considering|wondering|would (like|love)|i'?d (like|love)|wish|hope to|hoping to|not sure (if|whether)|should i|in case|want to|wanna|someday|some day|one day|eventually|tempted|debating|torn between|on the fence|lean(ing)? (towards?|to)|toying with|what if|dream(ing)? of|if only)\b", re.I),
+    "hypothetical": re.compile(r"\b(if|might|maybe|perhaps|possibly|thinking (about|of)|considering|wondering|would (like|love)|i'?d (like|love)|wish|hope to|hoping to|not sure (if|whether)|should i|in case|want to|wanna|someday|some day|one day|eventually|tempted|debating|torn between|on the fence|lean(ing)? (towards?|to)|toying with|what if|dream(ing)? of|if only|should|ought to)\b", re.I),
     "plan": re.compile(r"\b(going to|gonna|will|i'll|planning to|plan to|about to|next (week|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|tomorrow|soon|starting (next|in))\b", re.I),
     "past": re.compile(r"\b(used to|back when|when i was|as a (kid|child|teen(ager)?)|growing up|in (high school|college|my twenties)|years ago|previously|formerly|back in (the )?\d{2,4}s?|once upon)\b", re.I),
     "change": re.compile(r"\b(now|nowadays|these days|currently|finally|anymore|(a|my|our) new|got (a|my) new)\b", re.I),
@@ -69,7 +69,7 @@ _EN = {
     # statement in the present ("these days", "currently": a habit may be old)
     "shift": re.compile(r"\b((?<!right )(?<!for )(?<!just )(?<!until )(?<!by )now|finally|anymore|(a|my|our) new|got (a|my) new)\b"
                         r"|\bbeen \w+ing\b(?: \w+){0,4} since (i|we) \w+ed\b|\bbeen \w+ing\b(?: \w+){0,4} since (i|we) (got|bought|moved|left|quit|joined)\b", re.I),  # "been driving in since i got the car": a state that began
-    "switch": re.compile(r"\bgot (a|an|the|my|our) (?-i:[A-Z0-9])|\b(switched|changed|moved( \w+)?( to| in| into| over| up| down)|turned \d+|increased|decreased|raised|lowered|cut (down|back)|relocated|transferred|started|starting|began|took up|picked up|instead|replaced|upgraded|downgraded|swapped|traded|became|joined|went into|got into|signed up|bought|adopted|got hired|promoted|ported|opened|launched|back (on|to)|down to|up to)\b", re.I),
+    "switch": re.compile(r"\bgot (a|an|the|my|our) (?-i:[A-Z0-9])|\b(switched|changed|moved( \w+){0,3}( over)?( to| in| into| over| up| down)|turned \d+|increased|decreased|raised|lowered|cut (down|back)|relocated|transferred|started|starting|began|took up|picked up|instead|replaced|upgraded|downgraded|swapped|traded|became|joined|went into|got into|signed up|bought|adopted|got hired|promoted|ported|opened|launched|back (on|to)|down to|up to)\b", re.I),
     "ending": re.compile(r"(\b(anymore|any more|no longer|quit|quitting|stopped|gave up|left|sold|broke up|split up|retired|dropped( out)?|cancel+ed|ended|got rid of|moved out|done with|no more|wrapped up|fell apart|shut down|took me off|laid off|got fired|(is|'s|are|was) (over|gone|done)|totall?ed|wrecked|(was|got) stolen|lost (my|our)|died|passed away|put (him|her|it) down|cut out|cutting out|ditched|dumped|resigned|stepped down|let go|moved on|walked away|unsubscribed|deleted|uninstalled|gave away|rehomed|divorced|separated|graduated|let (it|them|my \w+) lapse|expired|kicked the habit|sober|call(ed)? off|put (him|her|it|them|[A-Z][a-z]+) down|closed (the|my|our)|shelved)\b|n't\b.*\b(anymore|any more)\b)", re.I),
     "additive": re.compile(r"\b(also|as well|another|in addition|additionally|added|second|both|plus)\b|\btoo\b(?=\s*[,.!?)]|\s*$)", re.I),
     "still": re.compile(r"\b(still|as always|as usual|yep still|same as before|remains?)\b", re.I),
@@ -108,7 +108,7 @@ _KO = {
     # not 요즘 / 요새 (these days), 원래 (originally); 새 only as a word (not 냄새, 참새, 요새)
     "shift": re.compile(r"(이제|지금은|(?<![가-힣])새로|(?<![가-힣])새 |드디어|됐어|되었)"),
     "switch": re.compile(r"((?<![가-힣])(신차|차)\s*뽑|바꿨|바꿔|바꾸|바꿈|옮겼|옮기|옮김|이사|이직|전직|시작했|시작해|부터|대신|말고|갈아탔|갈아타|넘어왔|넘어갔|등록|샀어|샀다|샀어요|구입|장만|달았|첫 출근|첫출근|입사|취직|합격|생겼)"),
-    "ending": re.compile(r"(더\s*이상|그만|끊었|끊고|끊어|끊은|관뒀|관두|퇴사|헤어졌|헤어짐|팔았|팔고|처분|접었|접고|접으|은퇴|휴학|자퇴|탈퇴|해지|없어졌|졸업|끝냈|끝났|끝내|닫았|닫고|뗐|해제|떠났|나왔|포기|잃어버렸|잃었|도난|폐차|죽었|돌아가셨|무지개\s*다리|이혼|파양|환불|반납|삭제|취소|중단|멈췄|손\s*놨|손\s*뗐|잘렸|짤렸|해고|권고사직|이별|폐업|폐점|문\s*닫)"),
+    "ending": re.compile(r"(더\s*이상|그만|금연|금주|끊었|끊고|끊어|끊은|관뒀|관두|퇴사|헤어졌|헤어짐|팔았|팔고|처분|접었|접고|접으|은퇴|휴학|자퇴|탈퇴|해지|없어졌|졸업|끝냈|끝났|끝내|닫았|닫고|뗐|해제|떠났|나왔|포기|잃어버렸|잃었|도난|폐차|죽었|돌아가셨|무지개\s*다리|이혼|파양|환불|반납|삭제|취소|중단|멈췄|손\s*놨|손\s*뗐|잘렸|짤렸|해고|권고사직|이별|폐업|폐점|문\s*닫)"),
     "additive": re.compile(r"(하나\s*더|추가로|게다가|또\s)"),
     "still": re.compile(r"(아직|여전히|계속|변함없이|그대로)"),
     "negation": re.compile(r"(안\s|안[가-힣]|못\s|않|아니|없어|없다|없습|없고|없는|더\s*이상)"),
@@ -226,7 +226,7 @@ def _episodic(s: str, ko: bool, morphs: Sequence[tuple[str, str]], switch: bool,
 def _ko_mood(morphs: Sequence[tuple[str, str]]) -> str | None:
     """The mood Korean marks in its endings (Kiwi's tags), whatever the verb:
     a condition (-면), a wondering (-ㄹ까, -ㄹ지), a wish (-고 싶-), a
-    possibility (-ㄹ 수도 있-) are "hypothetical"; a future (-ㄹ 거-), an
+    possibility (-ㄹ 수도 있-), an obligation (-어야 되-/하-) are "hypothetical"; a future (-ㄹ 거-), an
     intention (-겠-, -어야지) are "plan"; else None. (-기로 했다, "decided
     to", takes effect when said: "해산물은 먹기로 했어" is today's diet.)"""
     tags = list(morphs)
@@ -234,7 +234,8 @@ def _ko_mood(morphs: Sequence[tuple[str, str]]) -> str | None:
         nxt = tags[i + 1] if i + 1 < len(tags) else ("", "")
         after = tags[i + 2] if i + 2 < len(tags) else ("", "")
         if t == "EC" and f.endswith("면") or t in ("EC", "EF") and f in ("ᆯ까", "을까", "ᆯ지", "을지", "ᆯ지도") \
-                or t == "VX" and f == "싶" or t == "ETM" and f in ("ᆯ", "을") and nxt[0] == "수" and after[0] == "도":
+                or t == "VX" and f == "싶" or t == "ETM" and f in ("ᆯ", "을") and nxt[0] == "수" and after[0] == "도" \
+                or t == "EC" and f in ("어야", "아야", "여야") and nxt[0] in ("되", "하"):  # -어야 되다: should, not done
             return "hypothetical"
     for i, (f, t) in enumerate(tags):
         nxt = tags[i + 1] if i + 1 < len(tags) else ("", "")

@@ -178,7 +178,8 @@ def decide(new: Reading, new_attr: Attribute | None, known: Sequence[Known], w: 
     # "X도 이제 안 펴" / "not X anymore either": 도 and "either" widen an ending, they add no value
     if new.additive and not (new.ending or (new.negated and new.shift)):
         return Verdict("add", None, f"another value of {what}")
-    if new.still and not (new.ending or new.switch):
+    # "여전히 금주 중" / "still off cigarettes" after "술 안 마셔": an abstention that goes on ends nothing
+    if new.still and not new.switch and (not new.ending or old.negated):
         return Verdict("reaffirm", slot.id, f"restates {what}")
     shared = _shares(new, old)
     # a bare "no" next to a fact does not end it ("I'll never forget it", "it wasn't easy"); "이제 안 피워" does
