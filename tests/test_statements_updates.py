@@ -261,3 +261,35 @@ def test_moving_things_over_to_a_new_place_is_a_switch(tokenizer):
 ])
 def test_abstaining_ends_a_habit_and_goes_on_after_a_no(tokenizer, e5, olds, new, op):
     assert _verdict(tokenizer, e5, olds, new).op == op
+
+
+@pytest.mark.parametrize("text,ending", [
+    ("i'm left-handed", False), ("i have a scar on my left knee", False),  # "left" the side, not the verb
+    ("I left the band last month", True), ("left my job in march", True),
+])
+def test_left_the_side_is_not_left_the_verb(tokenizer, text, ending):
+    assert read(text, tokenizer).ending is ending
+
+
+@pytest.mark.parametrize("text,kind", [
+    ("주말마다 등산 가요", "fact"), ("회사 풋살 동호회 나가요", "fact"),  # -아요 on 가다: it only looks like -가요?
+    ("그거 맞나요", "question"), ("어디 가요", "question"),
+    ("헬스장 가면 무조건 하체부터 해", "fact"),  # whenever, not if
+    ("돈 많으면 제주도 가서 살고 싶다", "hypothetical"),
+])
+def test_korean_endings_that_only_look_like_a_question_or_a_condition(tokenizer, text, kind):
+    assert read(text, tokenizer).kind == kind
+
+
+def test_a_one_word_korean_self_description_passes_the_gate():
+    from naia_memory.cognition.importance import score
+
+    for text in ("간호사예요", "프리랜서야", "은행원입니다"):  # the subject dropped, as Korean does
+        assert score(text, "user", 1.0).combined >= 0.15, text
+    for text in ("대박이야", "이거야", "뭐야"):  # a reaction, a pointer, a question
+        assert score(text, "user", 1.0).combined < 0.15, text
+
+
+def test_a_light_verb_is_not_a_shared_topic(tokenizer, e5):
+    v = _verdict(tokenizer, e5, ["영어 잘해요", "주말엔 등산해요"], "요리 학원 다니면서 한식 요리 배워요")
+    assert v.op == "add", v

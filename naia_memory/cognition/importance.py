@@ -36,6 +36,13 @@ FILLER_WORDS = frozenset(
 )
 _FIRST_PERSON = re.compile(r"(^|\s)(나는|난|내가|나도|저는|전|제가|저도|내|제|우리|나|저)(\s|$)|\b(i|i'm|my|me|mine|we|our)\b", re.IGNORECASE)
 _WORD = re.compile(r"[가-힣]+|[A-Za-z']+|\d+")
+# a Korean self-description: one noun and the copula, the subject dropped as
+# Korean does ("간호사예요", "프리랜서야", "개발자입니다": I am a ...); one word,
+# so the gate would drop it for want of content. Said of a thing it is a
+# reaction or a pointer instead ("대박이야", "이거야"), which these words open.
+_KO_COPULA_SELF = re.compile(r"^\s*(?:(?:저|나|난|전)\s+)?(?!(?:뭐|누구|어디|언제|왜|대박|최고|짱|별로|이거|그거|저거|이게|그게|저게|"
+                             r"여기|거기|오늘|내일|지금|진짜|정말|완전|아침|점심|저녁|다행|당연)[가-힣]*?(?:이에요|예요|이야|야|입니다|임))"
+                             r"[가-힣A-Za-z0-9]+(?:이에요|예요|이야|야|입니다|이다|임)[\s.!~ㅎㅋ^]*$")
 
 
 @dataclass(frozen=True)
@@ -81,6 +88,9 @@ def importance_axis(text: str, cfg: ImportanceConfig = ImportanceConfig()) -> tu
     if _FIRST_PERSON.search(text):
         score += cfg.first_person_bonus
         families = families + ("first-person",)
+    elif _KO_COPULA_SELF.match(text):  # "간호사예요": who the speaker is, the subject dropped
+        score += cfg.first_person_bonus
+        families = families + ("self-description",)
     return min(1.0, score), families
 
 

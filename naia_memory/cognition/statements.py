@@ -70,7 +70,7 @@ _EN = {
     "shift": re.compile(r"\b((?<!right )(?<!for )(?<!just )(?<!until )(?<!by )now|finally|anymore|(a|my|our) new|got (a|my) new)\b"
                         r"|\bbeen \w+ing\b(?: \w+){0,4} since (i|we) \w+ed\b|\bbeen \w+ing\b(?: \w+){0,4} since (i|we) (got|bought|moved|left|quit|joined)\b", re.I),  # "been driving in since i got the car": a state that began
     "switch": re.compile(r"\bgot (a|an|the|my|our) (?-i:[A-Z0-9])|\b(switched|changed|moved( \w+){0,3}( over)?( to| in| into| over| up| down)|turned \d+|increased|decreased|raised|lowered|cut (down|back)|relocated|transferred|started|starting|began|took up|picked up|instead|replaced|upgraded|downgraded|swapped|traded|became|joined|went into|got into|signed up|bought|adopted|got hired|promoted|ported|opened|launched|back (on|to)|down to|up to)\b", re.I),
-    "ending": re.compile(r"(\b(anymore|any more|no longer|quit|quitting|stopped|gave up|left|sold|broke up|split up|retired|dropped( out)?|cancel+ed|ended|got rid of|moved out|done with|no more|wrapped up|fell apart|shut down|took me off|laid off|got fired|(is|'s|are|was) (over|gone|done)|totall?ed|wrecked|(was|got) stolen|lost (my|our)|died|passed away|put (him|her|it) down|cut out|cutting out|ditched|dumped|resigned|stepped down|let go|moved on|walked away|unsubscribed|deleted|uninstalled|gave away|rehomed|divorced|separated|graduated|let (it|them|my \w+) lapse|expired|kicked the habit|sober|call(ed)? off|put (him|her|it|them|[A-Z][a-z]+) down|closed (the|my|our)|shelved)\b|n't\b.*\b(anymore|any more)\b)", re.I),
+    "ending": re.compile(r"(\b(anymore|any more|no longer|quit|quitting|stopped|gave up|(?<!my )(?<!the )(?<!his )(?<!her )(?<!our )(?<!your )(?<!on the )(?<!to the )left(?![- ](handed|hand|side|knee|leg|arm|eye|ear|foot|feet|shoulder|wrist|lane|turn|wing|field|over))|sold|broke up|split up|retired|dropped( out)?|cancel+ed|ended|got rid of|moved out|done with|no more|wrapped up|fell apart|shut down|took me off|laid off|got fired|(is|'s|are|was) (over|gone|done)|totall?ed|wrecked|(was|got) stolen|lost (my|our)|died|passed away|put (him|her|it) down|cut out|cutting out|ditched|dumped|resigned|stepped down|let go|moved on|walked away|unsubscribed|deleted|uninstalled|gave away|rehomed|divorced|separated|graduated|let (it|them|my \w+) lapse|expired|kicked the habit|sober|call(ed)? off|put (him|her|it|them|[A-Z][a-z]+) down|closed (the|my|our)|shelved)\b|n't\b.*\b(anymore|any more)\b)", re.I),
     "additive": re.compile(r"\b(also|as well|another|in addition|additionally|added|second|both|plus)\b|\btoo\b(?=\s*[,.!?)]|\s*$)", re.I),
     "still": re.compile(r"\b(still|as always|as usual|yep still|same as before|remains?)\b", re.I),
     "negation": re.compile(r"\b(not|no|never|none|nobody|nothing)\b|n't\b|\b(anymore|no longer)\b", re.I),
@@ -223,17 +223,33 @@ def _episodic(s: str, ko: bool, morphs: Sequence[tuple[str, str]], switch: bool,
     return _EN_PAST.search(s) is not None
 
 
+_KO_HABITUAL = frozenset("무조건 항상 늘 맨날 매번 언제나 꼭".split())
+_KO_WH = frozenset("뭐 무엇 뭘 누구 누가 어디 언제 왜 어떻게 얼마 몇 어느 무슨 어떤 어때".split())
+
+
+def _ko_plain_polite(s: str, morphs: Sequence[tuple[str, str]]) -> bool:
+    """A statement in the plain polite ending that only looks like a question
+    in writing: "학교 가요", "동호회 나가요" end in 가요/나요, but the ending is
+    -아요/-어요 on 가다/나가다 (Kiwi), with no question mark and no question
+    word; "먹나요", "괜찮은가요", "어디 가요" still ask."""
+    if "?" in s:
+        return False
+    ends = [f for f, t in morphs if t == "EF"]
+    return bool(ends) and ends[-1] in ("어요", "아요", "여요") and not any(f in _KO_WH for f, _ in morphs)
+
+
 def _ko_mood(morphs: Sequence[tuple[str, str]]) -> str | None:
     """The mood Korean marks in its endings (Kiwi's tags), whatever the verb:
-    a condition (-면), a wondering (-ㄹ까, -ㄹ지), a wish (-고 싶-), a
+    a condition (-면, unless a habit: "가면 무조건"), a wondering (-ㄹ까, -ㄹ지), a wish (-고 싶-), a
     possibility (-ㄹ 수도 있-), an obligation (-어야 되-/하-) are "hypothetical"; a future (-ㄹ 거-), an
     intention (-겠-, -어야지) are "plan"; else None. (-기로 했다, "decided
     to", takes effect when said: "해산물은 먹기로 했어" is today's diet.)"""
     tags = list(morphs)
+    habit = any(f in _KO_HABITUAL for f, _ in tags)  # "카페 가면 무조건 바닐라라떼": whenever, not if
     for i, (f, t) in enumerate(tags):
         nxt = tags[i + 1] if i + 1 < len(tags) else ("", "")
         after = tags[i + 2] if i + 2 < len(tags) else ("", "")
-        if t == "EC" and f.endswith("면") or t in ("EC", "EF") and f in ("ᆯ까", "을까", "ᆯ지", "을지", "ᆯ지도") \
+        if t == "EC" and f.endswith("면") and not habit or t in ("EC", "EF") and f in ("ᆯ까", "을까", "ᆯ지", "을지", "ᆯ지도") \
                 or t == "VX" and f == "싶" or t == "ETM" and f in ("ᆯ", "을") and nxt[0] == "수" and after[0] == "도" \
                 or t == "EC" and f in ("어야", "아야", "여야") and nxt[0] in ("되", "하"):  # -어야 되다: should, not done
             return "hypothetical"
@@ -322,7 +338,7 @@ def read(text: str, tokenizer) -> Reading:
     kind = "fact"
     if not s:
         kind = "filler"
-    elif has("question"):
+    elif has("question") and not (ko and _ko_plain_polite(s, morphs)):
         kind = "question"
     elif has("greeting"):
         kind = "greeting"

@@ -83,8 +83,12 @@ def _shares(new: Reading, old: Reading) -> bool:
     on LoCoMo.)"""
     if _overlap(new.content, old.content):
         return True
-    korean = new.predicate is not None and has_hangul(new.predicate)
+    korean = new.predicate is not None and has_hangul(new.predicate) and new.predicate not in _LIGHT_VERBS
     return korean and new.predicate == old.predicate
+
+
+# Korean light verbs: 영어 잘해 and 중국어 했었는데 share 하, not a topic
+_LIGHT_VERBS = frozenset("하 되 있 없 이 보 주".split())
 
 
 # an explicit replacement names the old value as the thing left behind:
