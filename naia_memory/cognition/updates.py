@@ -16,7 +16,9 @@ sentences are said (``statements.Reading``) and what they are about:
    band, joined a jazz trio instead": replaced); a new value with a change
    cue ("now", "이제", "switched"), or any new value for a known
    single-valued attribute, replaces it; more detail of the same value
-   refines it; otherwise it is one more fact beside it.
+   refines it, and so does naming the old value again in what holds now
+   ("got promoted at Deloitte" after "I work at Deloitte"); otherwise it is
+   one more fact beside it.
 
 Pure: readings, similarities and attributes in, a ``Verdict`` out.
 """
@@ -75,6 +77,10 @@ class SlotWeights:
     nearest: int = 3  # AIDA compares with the three nearest
 
 
+# Korean light verbs: 영어 잘해 and 중국어 했었는데 share 하, not a topic
+_LIGHT_VERBS = frozenset("하 되 있 없 이 보 주".split())
+
+
 def _shares(new: Reading, old: Reading) -> bool:
     """About the same thing in words: a shared content word ("the Civic", "키토"),
     or (Korean) the same verb. English predicates are not compared: the regex
@@ -86,9 +92,6 @@ def _shares(new: Reading, old: Reading) -> bool:
     korean = new.predicate is not None and has_hangul(new.predicate) and new.predicate not in _LIGHT_VERBS
     return korean and new.predicate == old.predicate
 
-
-# Korean light verbs: 영어 잘해 and 중국어 했었는데 share 하, not a topic
-_LIGHT_VERBS = frozenset("하 되 있 없 이 보 주".split())
 
 
 # an explicit replacement names the old value as the thing left behind:
