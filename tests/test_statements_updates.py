@@ -247,7 +247,11 @@ def test_naming_the_old_value_again_keeps_it(tokenizer, e5, olds, new, op):
 
 @pytest.mark.parametrize("text", ["야식 좀 끊어야 되는데 쉽지 않네", "I should really cancel my gym membership"])
 def test_an_obligation_is_not_yet_a_change(tokenizer, text):
-    assert read(text, tokenizer).kind == "hypothetical"  # -어야 되다 / should: not done
+    assert read(text, tokenizer).kind == "hypothetical"  # -어야 되는데 / should: not done
+
+
+def test_a_standing_must_is_still_a_fact(tokenizer):
+    assert read("갑각류 알레르기 있어서 회식 때 조심해야 해", tokenizer).kind == "fact"
 
 
 def test_moving_things_over_to_a_new_place_is_a_switch(tokenizer):

@@ -223,6 +223,7 @@ def _episodic(s: str, ko: bool, morphs: Sequence[tuple[str, str]], switch: bool,
     return _EN_PAST.search(s) is not None
 
 
+_KO_BUT = frozenset(("는데", "ᆫ데", "은데", "지만", "는데요", "ᆫ데요"))
 _KO_HABITUAL = frozenset("무조건 항상 늘 맨날 매번 언제나 꼭".split())
 _KO_WH = frozenset("뭐 무엇 뭘 누구 누가 어디 언제 왜 어떻게 얼마 몇 어느 무슨 어떤 어때".split())
 
@@ -241,7 +242,7 @@ def _ko_plain_polite(s: str, morphs: Sequence[tuple[str, str]]) -> bool:
 def _ko_mood(morphs: Sequence[tuple[str, str]]) -> str | None:
     """The mood Korean marks in its endings (Kiwi's tags), whatever the verb:
     a condition (-면, unless a habit: "가면 무조건"), a wondering (-ㄹ까, -ㄹ지), a wish (-고 싶-), a
-    possibility (-ㄹ 수도 있-), an obligation (-어야 되-/하-) are "hypothetical"; a future (-ㄹ 거-), an
+    possibility (-ㄹ 수도 있-), an obligation not met (-어야 되는데) are "hypothetical"; a future (-ㄹ 거-), an
     intention (-겠-, -어야지) are "plan"; else None. (-기로 했다, "decided
     to", takes effect when said: "해산물은 먹기로 했어" is today's diet.)"""
     tags = list(morphs)
@@ -251,8 +252,8 @@ def _ko_mood(morphs: Sequence[tuple[str, str]]) -> str | None:
         after = tags[i + 2] if i + 2 < len(tags) else ("", "")
         if t == "EC" and f.endswith("면") and not habit or t in ("EC", "EF") and f in ("ᆯ까", "을까", "ᆯ지", "을지", "ᆯ지도") \
                 or t == "VX" and f == "싶" or t == "ETM" and f in ("ᆯ", "을") and nxt[0] == "수" and after[0] == "도" \
-                or t == "EC" and f in ("어야", "아야", "여야") and nxt[0] in ("되", "하"):  # -어야 되다: should, not done
-            return "hypothetical"
+                or t == "EC" and f in ("어야", "아야", "여야") and nxt[0] in ("되", "하") and after[0] in _KO_BUT:
+            return "hypothetical"  # "줄여야 되는데": should, but not done; "조심해야 해" is a standing must
     for i, (f, t) in enumerate(tags):
         nxt = tags[i + 1] if i + 1 < len(tags) else ("", "")
         if t == "ETM" and f in ("ᆯ", "을") and nxt == ("거", "NNB") or t == "EP" and f == "겠" \
