@@ -295,5 +295,6 @@ def test_a_one_word_korean_self_description_passes_the_gate():
 
 
 def test_a_light_verb_is_not_a_shared_topic(tokenizer, e5):
-    v = _verdict(tokenizer, e5, ["영어 잘해요", "주말엔 등산해요"], "요리 학원 다니면서 한식 요리 배워요")
+    # 잘해요 and 요가해요 share only 하: yoga does not replace speaking English
+    v = _verdict(tokenizer, e5, ["영어 잘해요", "고양이 두 마리 키워요", "서울 살아요"], "이제 매일 아침 요가해요")
     assert v.op == "add", v
