@@ -298,3 +298,49 @@ def test_a_light_verb_is_not_a_shared_topic(tokenizer, e5):
     # 잘해요 and 요가해요 share only 하: yoga does not replace speaking English
     v = _verdict(tokenizer, e5, ["영어 잘해요", "고양이 두 마리 키워요", "서울 살아요"], "이제 매일 아침 요가해요")
     assert v.op == "add", v
+
+
+@pytest.mark.parametrize("text,personal", [
+    ("my gym moved the squat racks upstairs", False),  # the gym's doing, not the speaker's
+    ("our office got a new coffee machine", False),
+    ("헬스장이 가격을 또 올렸어", False),
+    ("한의원이 옆 건물로 이사했더라", False),
+    ("my gym closed for good", True),  # an ending of the thing ends what the speaker did with it
+    ("my doctor took me off lexapro", True),  # the speaker is in it
+    ("My favorite color is red now", True),  # a description of the speaker's, not a doing ("red" is no verb)
+    ("우리 집 고양이 이름이 보리야", True),  # 이/가 with a copula: a description
+    ("회사가 망해서 백수 됐어", True),  # after 어서 the speaker is the (dropped) subject
+    ("집주인 할머니가 진짜 좋으셔", True),  # an honorific: a person
+    ("의사쌤이 스틸녹스 대신 다른 약으로 처방해줬어", True),  # names what was replaced
+])
+def test_a_thing_of_the_speakers_doing_something_is_not_their_state(tokenizer, text, personal):
+    assert read(text, tokenizer).personal is personal
+
+
+def test_another_aspect_of_the_thing_keeps_the_fact(tokenizer, e5):
+    assert _verdict(tokenizer, e5, ["i go to 24 hour fitness"], "my gym moved the squat racks upstairs").op == "add"
+    assert _verdict(tokenizer, e5, ["한의원 다녀요"], "한의원이 옆 건물로 이사했더라").op == "add"
+
+
+@pytest.mark.parametrize("text,subject", [
+    ("남친이랑 2년 사귐", None),  # with him: the speaker's relationship
+    ("엄마한테 혼났어", None),
+    ("남친이 이직했어", "남친"),
+])
+def test_a_relation_with_another_case_particle_is_not_the_subject(tokenizer, text, subject):
+    assert read(text, tokenizer).subject == subject
+
+
+def test_a_korean_question_can_end_after_its_question_mark(tokenizer):
+    assert read("요가 말고 필라테스는 어때요? 허리엔 그게 더 낫나", tokenizer).kind == "question"
+    assert read("오늘 좀 피곤하네? 일찍 자야지", tokenizer).kind != "question"
+
+
+def test_going_somewhere_is_not_going_to_do_something(tokenizer):
+    assert not read("been going to the ymca downtown since january", tokenizer).plan
+    assert read("i'm going to quit next month", tokenizer).plan
+
+
+def test_taking_over_is_a_replacement(tokenizer, e5):
+    v = _verdict(tokenizer, e5, ["my dentist is dr. kim on elm st"], "dr. alvarez took over as my dentist when dr kim retired")
+    assert v.op == "supersede", v

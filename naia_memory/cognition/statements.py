@@ -43,6 +43,7 @@ class Reading:
     names: frozenset[str] = frozenset()  # tokens of proper nouns ("Civic", "카카오"): values that identify a thing
     personal: bool = True  # its grammatical subject is the speaker or the person named, not "it", "you", "the event"
     shift: bool = False  # says it differs from before ("now", "이제", "지금은", "a new"), not only that it holds these days
+    replaces: bool = False  # names what was left behind: "instead of", "switched from", "X 대신", "X에서 Y로 바꿨어"
 
     @property
     def is_fact(self) -> bool:
@@ -62,15 +63,15 @@ _EN = {
     "request": re.compile(r"^\s*(please|pls|can you|could you|would you|will you|tell me|remind me|help me|show me|give me|find me|let me know|recommend|suggest|write|make me|set|book (a|me|an)|translate|summari[sz]e|explain|list|draft|fix|check|calculate|convert|rewrite|proofread)\b", re.I),
     "small-talk": re.compile(r"^\s*((wow|omg|ugh|man|geez|so|oh)[\s,!]+)?(it'?s|it is|it was|there'?s|there are|the (weather|traffic|sky|rain|snow|sun)|traffic|weather|today is|tonight is)\b", re.I),
     "hypothetical": re.compile(r"\b(if|might|maybe|perhaps|possibly|thinking (about|of)|considering|wondering|would (like|love)|i'?d (like|love)|wish|hope to|hoping to|not sure (if|whether)|should i|in case|want to|wanna|someday|some day|one day|eventually|tempted|debating|torn between|on the fence|lean(ing)? (towards?|to)|toying with|what if|dream(ing)? of|if only|should|ought to)\b", re.I),
-    "plan": re.compile(r"\b(going to|gonna|will|i'll|planning to|plan to|about to|next (week|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|tomorrow|soon|starting (next|in))\b", re.I),
+    "plan": re.compile(r"\b(going to(?! (the|a|an|my|our|his|her|their|this|that|bed|work|school|church|class|(?-i:[A-Z])\w*)\b)|gonna|will|i'll|planning to|plan to|about to|next (week|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|tomorrow|soon|starting (next|in))\b", re.I),
     "past": re.compile(r"\b(used to|back when|when i was|as a (kid|child|teen(ager)?)|growing up|in (high school|college|my twenties)|years ago|previously|formerly|back in (the )?\d{2,4}s?|once upon)\b", re.I),
     "change": re.compile(r"\b(now|nowadays|these days|currently|finally|anymore|(a|my|our) new|got (a|my) new)\b", re.I),
     # the words of "change" that contrast with before, not those that only place a
     # statement in the present ("these days", "currently": a habit may be old)
     "shift": re.compile(r"\b((?<!right )(?<!for )(?<!just )(?<!until )(?<!by )now|finally|anymore|(a|my|our) new|got (a|my) new)\b"
                         r"|\bbeen \w+ing\b(?: \w+){0,4} since (i|we) \w+ed\b|\bbeen \w+ing\b(?: \w+){0,4} since (i|we) (got|bought|moved|left|quit|joined)\b", re.I),  # "been driving in since i got the car": a state that began
-    "switch": re.compile(r"\bgot (a|an|the|my|our) (?-i:[A-Z0-9])|\b(switched|changed|moved( \w+){0,3}( over)?( to| in| into| over| up| down)|turned \d+|increased|decreased|raised|lowered|cut (down|back)|relocated|transferred|started|starting|began|took up|picked up|instead|replaced|upgraded|downgraded|swapped|traded|became|joined|went into|got into|signed up|bought|adopted|got hired|promoted|ported|opened|launched|back (on|to)|down to|up to)\b", re.I),
-    "ending": re.compile(r"(\b(anymore|any more|no longer|quit|quitting|stopped|gave up|(?<!my )(?<!the )(?<!his )(?<!her )(?<!our )(?<!your )(?<!on the )(?<!to the )left(?![- ](handed|hand|side|knee|leg|arm|eye|ear|foot|feet|shoulder|wrist|lane|turn|wing|field|over))|sold|broke up|split up|retired|dropped( out)?|cancel+ed|ended|got rid of|moved out|done with|no more|wrapped up|fell apart|shut down|took me off|laid off|got fired|(is|'s|are|was) (over|gone|done)|totall?ed|wrecked|(was|got) stolen|lost (my|our)|died|passed away|put (him|her|it) down|cut out|cutting out|ditched|dumped|resigned|stepped down|let go|moved on|walked away|unsubscribed|deleted|uninstalled|gave away|rehomed|divorced|separated|graduated|let (it|them|my \w+) lapse|expired|kicked the habit|sober|call(ed)? off|put (him|her|it|them|[A-Z][a-z]+) down|closed (the|my|our)|shelved)\b|n't\b.*\b(anymore|any more)\b)", re.I),
+    "switch": re.compile(r"\bgot (a|an|the|my|our) (?-i:[A-Z0-9])|\b(switched|changed|moved( \w+){0,3}( over)?( to| in| into| over| up| down)|turned \d+|increased|decreased|raised|lowered|cut (down|back)|relocated|transferred|started|starting|began|took up|picked up|instead|replaced|upgraded|downgraded|swapped|traded|became|joined|went into|got into|signed up|bought|adopted|got hired|promoted|ported|opened|launched|took over|back (on|to)|down to|up to)\b", re.I),
+    "ending": re.compile(r"(\b(anymore|any more|no longer|quit|quitting|stopped|gave up|(?<!my )(?<!the )(?<!his )(?<!her )(?<!our )(?<!your )(?<!on the )(?<!to the )left(?![- ](handed|hand|side|knee|leg|arm|eye|ear|foot|feet|shoulder|wrist|lane|turn|wing|field|over))|sold|broke up|split up|retired|dropped( out)?|cancel+ed|ended|got rid of|moved out|done with|no more|wrapped up|fell apart|shut down|took me off|laid off|got fired|(is|'s|are|was) (over|gone|done)|totall?ed|wrecked|(was|got) stolen|lost (my|our)|died|passed away|put (him|her|it) down|cut out|cutting out|ditched|dumped|resigned|stepped down|let go|moved on|walked away|unsubscribed|deleted|uninstalled|gave away|rehomed|divorced|separated|graduated|let (it|them|my \w+) lapse|expired|kicked the habit|sober|call(ed)? off|put (him|her|it|them|[A-Z][a-z]+) down|closed (the|my|our|down|for good|permanently)|went (out of business|bust|under)|shelved)\b|n't\b.*\b(anymore|any more)\b)", re.I),
     "additive": re.compile(r"\b(also|as well|another|in addition|additionally|added|second|both|plus)\b|\btoo\b(?=\s*[,.!?)]|\s*$)", re.I),
     "still": re.compile(r"\b(still|as always|as usual|yep still|same as before|remains?)\b", re.I),
     "negation": re.compile(r"\b(not|no|never|none|nobody|nothing)\b|n't\b|\b(anymore|no longer)\b", re.I),
@@ -154,6 +155,8 @@ def _ko_subject(text: str, morphs: Sequence[tuple[str, str]]) -> str | None:
     for i, (form, tag) in enumerate(lead[:4]):
         nxt = lead[i + 1] if i + 1 < len(lead) else ("", "")
         marked = nxt[1] == "JKS" or nxt[1] == "JX" and nxt[0] in _KO_TOPIC
+        if nxt[1] in ("JKB", "JKO", "JC", "JKG") and not names:
+            break  # "남친이랑 2년 사귐", "엄마한테 혼났어": with or to them, the speaker's doing
         if form in _KO_RELATIONS and (i == 0 or names):
             names.append((False, form))
         elif tag == "NNP" and _looks_like_person(form, morphs) and (i == 0 and (marked or nxt[0] in _KO_RELATIONS or nxt[1] in ("VCP", "XSN"))
@@ -239,6 +242,17 @@ def _ko_plain_polite(s: str, morphs: Sequence[tuple[str, str]]) -> bool:
     return bool(ends) and ends[-1] in ("어요", "아요", "여요") and not any(f in _KO_WH for f, _ in morphs)
 
 
+# endings that ask: "더 낫나", "괜찮을까", "맞니", "그런가"
+_KO_ASKING = frozenset(("나", "니", "냐", "까", "ᆯ까", "을까", "ᆫ가", "은가", "는가", "나요", "가요", "까요", "ᆯ까요", "을까요"))
+
+
+def _ko_asks_last(morphs: Sequence[tuple[str, str]]) -> bool:
+    """The last sentence ends in an asking ending: after a question mark,
+    "요가 말고 필라테스는 어때요? 허리엔 그게 더 낫나" is still asking."""
+    last = [(f, t) for f, t in morphs if not t.startswith("S")][-1:]  # Kiwi tags a closing 나 EC as often as EF
+    return bool(last) and last[0][1] in ("EF", "EC") and last[0][0] in _KO_ASKING
+
+
 def _ko_mood(morphs: Sequence[tuple[str, str]]) -> str | None:
     """The mood Korean marks in its endings (Kiwi's tags), whatever the verb:
     a condition (-면, unless a habit: "가면 무조건"), a wondering (-ㄹ까, -ㄹ지), a wish (-고 싶-), a
@@ -278,14 +292,61 @@ _EN_SELF = re.compile(r"\b(i|i'm|i've|i'd|i'll|im|ive|we|we're|we've|we'd|my|our
 _EN_OTHER_OPENER = re.compile(r"^\W*(it|it's|its|this|that|that's|these|those|there|there's|the|he|he's|she|she's|they|they're|you|you're|you've|your|u|ur|his|her|their|everyone|everybody|people|nothing|something|life|nature)\b", re.I)
 
 
-def _personal(s: str, ko: bool, subject: str | None) -> bool:
+# an explicit replacement names the old value as the thing left behind:
+# "switched to biking, the train got too crowded", "instead of", "X 말고", "X 대신", "X에서 Y로 바꿨어"
+_REPLACES = re.compile(r"\b(from|instead of|rather than|in place of|replac\w*|swapp?\w*|switch\w*|trad(ed|ing) in)\b|대신|말고|에서\s*\S+\s*(으)?로|(으)?로\s*(바꿨|바꿔|바꿈|갈아|넘어)", re.I)
+# "my gym moved ...", "our office got ...": a thing of the speaker's that does something
+_EN_NOT_NOUN = r"(?:is|was|are|were|has|have|had|will|would|can|could|does|did|do|not|never|just|still)\b"
+_EN_THING_DOES = re.compile(rf"^\W*(?:my|our)\s+(?:(?!{_EN_RELATION}\b|{_EN_NOT_NOUN})[a-z0-9'-]+\s+){{0,2}}?(?!{_EN_RELATION}\b|{_EN_NOT_NOUN})[a-z0-9'-]+"
+                            r"\s+(?:just\s+|finally\s+|also\s+)?(?!(?:used|need|wanted|liked|loved|hated)\b)"
+                            r"(?:\w+ed|got|went|came|took|made|ran|broke|shut|sold|left|began|became|fell|grew|rose|put|cut|raised)\b", re.I)
+# Korean connectives after which a later clause can have the speaker as its (dropped) subject
+_KO_LINKS = frozenset(("어서", "아서", "서", "고", "니까", "으니까", "는데", "ᆫ데", "은데", "지만", "면서", "으면서"))
+
+
+def _ko_thing_does(morphs: Sequence[tuple[str, str]]) -> bool:
+    """The sentence opens with a thing marked as the subject (이/가) that does
+    something (a verb, not a description), and no
+    connective lets a later clause be the speaker's: "한의원이 옆 건물로
+    이사했더라" is the clinic's doing; "회사가 망해서 백수 됐어" ends with the speaker's."""
+    lead = [(f, t) for f, t in morphs if t not in ("SF", "SP", "SS", "SE", "SO", "SW")]
+    if lead[:2] in ([("나", "NP"), ("의", "JKG")], [("저", "NP"), ("의", "JKG")]):
+        lead = lead[2:]
+    elif lead and lead[0][1] == "NP" and lead[0][0] in ("우리", "저희", "내", "제"):
+        lead = lead[1:]
+    i = 0
+    while i < len(lead) and lead[i][1] in ("NNG", "NNP", "NNB", "SL", "SN", "XSN"):
+        i += 1
+    if i == 0 or i >= len(lead) or lead[i][1] != "JKS":
+        return False
+    rest = lead[i + 1:]
+    head = next((t for _, t in rest if t.startswith(("VV", "VA", "VCP", "VCN", "XSV", "XSA"))), None)
+    if head not in ("VV", "XSV"):
+        return False  # a description ("고양이 이름이 보리야", "일이 많아"), not a doing
+    if any(t == "EP" and f in ("시", "으시") for f, t in rest):
+        return False  # honorific: a person ("집주인 할머니가 좋으셔")
+    if any(t == "NP" and f in ("나", "저", "내", "제") for f, t in rest):
+        return False  # the speaker is in it ("의사쌤이 나한테 …")
+    return not any(t == "EC" and f in _KO_LINKS and j < len(rest) - 1 for j, (f, t) in enumerate(rest))
+
+
+def _personal(s: str, ko: bool, subject: str | None, morphs: Sequence[tuple[str, str]] = (), ending: bool = False) -> bool:
     """Whose state the sentence tells. English marks the subject: "I/we/my ...",
     or none at all in chat ("switched to oat milk"), is the speaker; a named
     person is theirs; "It made me reflect", "You found your true self", "The
-    event was great" tell of something or someone else. Korean drops the
-    subject, so every Korean sentence counts as the speaker's."""
-    if ko or subject is not None:
+    event was great" tell of something or someone else, and so do a thing of
+    the speaker's doing something ("my gym moved the squat racks upstairs",
+    "헬스장이 가격 올렸어"): it changes the thing, not what the speaker does with
+    it, unless it ends it ("my gym closed", "콩이 무지개다리 건넜어"), names
+    the speaker ("my doctor took me off lexapro") or what was replaced
+    ("의사쌤이 스틸녹스 대신 다른 약으로 처방해줬어")."""
+    if subject is not None or _REPLACES.search(s):
         return True
+    if ko:
+        return ending or not _ko_thing_does(morphs)
+    thing = _EN_THING_DOES.match(s)
+    if thing and not ending and not re.search(r"\b(me|i|my|myself)\b", re.split(r"[,.;!?]| and | but | so ", s[thing.end():])[0], re.I):
+        return False
     opener = _EN_OTHER_OPENER.match(s)
     return opener is None or _EN_SELF.search(s[opener.end():].split(",")[0]) is not None
 
@@ -319,7 +380,7 @@ def _renewal(s: str, cues: dict, tokenizer) -> bool:
 
 
 # Korean verbs of switching, by lemma: "갈아탐", "갈아탔어", "갈아타고" are one verb
-_KO_SWITCH_LEMMAS = frozenset({"갈아타", "바꾸", "옮기", "넘어오", "넘어가", "이사", "이직", "전직", "등록", "구입", "장만", "입사", "취직",
+_KO_SWITCH_LEMMAS = frozenset({"갈아타", "바꾸", "옮기", "넘어오", "넘어가", "이사", "이직", "전직", "등록", "구입", "장만", "입사", "취직", "취업",
                                "합격", "올리", "내리", "늘리", "줄이", "시작", "차리", "개업", "창업", "바뀌", "가입", "돌아오", "돌아가",
                                # getting a thing that takes the place of one ("개통했어", "출고했다", "차 뽑았어")
                                "개통", "출고"})
@@ -339,7 +400,7 @@ def read(text: str, tokenizer) -> Reading:
     kind = "fact"
     if not s:
         kind = "filler"
-    elif has("question") and not (ko and _ko_plain_polite(s, morphs)):
+    elif has("question") and not (ko and _ko_plain_polite(s, morphs)) or ko and "?" in s and _ko_asks_last(morphs):
         kind = "question"
     elif has("greeting"):
         kind = "greeting"
@@ -377,8 +438,8 @@ def read(text: str, tokenizer) -> Reading:
     voc_tokens = {t for v in vocative for t in tokenizer.tokens(v)}
     content = frozenset(t for t in content if t not in voc_tokens)
     names = frozenset(t for t in content for p in proper for t2 in tokenizer.tokens(p) if t == t2)
-    return Reading(text=s, kind=kind, names=names, subject=subject, personal=_personal(s, ko, subject), negated=has("negation"), past=past, plan=_plan(s, ko, morphs, has("plan")),
-                   change=has("change") or has("switch") or any(f in _KO_SWITCH_LEMMAS for f, _ in morphs), switch=switch, episodic=_episodic(s, ko, morphs, switch, ending, has("change") or has("shift")), renewal=_renewal(s, cues, tokenizer), ending=ending, additive=additive, still=has("still"),
+    return Reading(text=s, kind=kind, names=names, subject=subject, personal=_personal(s, ko, subject, morphs, ending), negated=has("negation"), past=past, plan=_plan(s, ko, morphs, has("plan")),
+                   change=has("change") or has("switch") or any(f in _KO_SWITCH_LEMMAS for f, _ in morphs), switch=switch, episodic=_episodic(s, ko, morphs, switch, ending, has("change") or has("shift")), renewal=_renewal(s, cues, tokenizer), replaces=_REPLACES.search(s) is not None, ending=ending, additive=additive, still=has("still"),
                    predicate=_predicate(morphs, s), content=content, shift=has("shift"))
 
 

@@ -94,11 +94,6 @@ def _shares(new: Reading, old: Reading) -> bool:
 
 
 
-# an explicit replacement names the old value as the thing left behind:
-# "switched to biking, the train got too crowded", "instead of", "X 말고", "X 대신", "X에서 Y로 바꿨어"
-_REPLACES = re.compile(r"\b(from|instead of|rather than|in place of|replac\w*|swapp?\w*|switch\w*|trad(ed|ing) in)\b|대신|말고|에서\s*\S+\s*(으)?로|(으)?로\s*(바꿨|바꿔|바꿈|갈아|넘어)", re.I)
-
-
 def _still_named(new: Reading, old: Reading, attr: Attribute | None) -> bool:
     """The new statement names the old value again, all of it, and does not
     say it replaced it: what changed is another aspect of the same thing
@@ -110,7 +105,7 @@ def _still_named(new: Reading, old: Reading, attr: Attribute | None) -> bool:
     요즘은 드럼 배우러 다녀" names 피아노 only as what stopped.)"""
     drop = set(attr.predicate_words) if attr is not None else set()
     value = frozenset(t for t in old.content if t != old.predicate and t not in drop)
-    if not value or _overlap(value, new.content) != value or _REPLACES.search(new.text):
+    if not value or _overlap(value, new.content) != value or new.replaces:
         return False
     # named in what the statement says holds now: its last clause after a change marker
     tail = [p for p in CHANGE_SPLIT.split(new.text) if p and not CHANGE_SPLIT.fullmatch(p)][-1].lower()
