@@ -97,14 +97,15 @@ def latency_table(m: dict[str, Any]) -> list[str]:
     all_rows = m.get("rows", [])
     main = [r for r in all_rows if r.get("mode", "default") in ("default", "bulk")]
     rows = ["| provider | mode | memories | fill encode/s | encode p50 ms | recall p50 ms | recall p95 ms | search p50 ms | "
-            "search p95 ms | peak RSS MiB | disk bytes/memory | disk / raw |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+            "search p95 ms | search p50 ms, back to back | peak RSS MiB | disk bytes/memory | disk / raw |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in main:
         if r.get("error"):
-            rows.append(f"| {r['provider']} | {r.get('mode', 'default')} | {r['n']} | {r['error']} | | | | | | | | |")
+            rows.append(f"| {r['provider']} | {r.get('mode', 'default')} | {r['n']} | {r['error']} | | | | | | | | | |")
             continue
         rows.append(f"| {r['provider']} | {r.get('mode', 'default')} | {r['n']} | {_f(r.get('encode_per_s'), 0)} | {_f(r.get('encode_p50_ms'))} | "
                     f"{_f(r.get('recall_p50_ms'))} | {_f(r.get('recall_p95_ms'))} | {_f(r.get('search_p50_ms'))} | {_f(r.get('search_p95_ms'))} | "
+                    f"{_f(r.get('look_search_p50_ms'))} | "
                     f"{_f(r.get('peak_rss_mib'), 0)} | {_f(r.get('disk_bytes_per_memory'), 0)} | {_f(r.get('disk_to_raw'), 2)} |")
     floors = [r for r in all_rows if r.get("provider") == "floor"]
     if floors:

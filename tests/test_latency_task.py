@@ -15,7 +15,9 @@ def test_default_and_bulk_rows_fill_the_same_store_and_report_every_column():
         assert r["stored"] == 120 + 50  # the fill, then the 50 single encodes timed on the full store
         for key in ("encode_per_s", "encode_p50_ms", "recall_p50_ms", "search_p50_ms", "peak_rss_mib", "disk_to_raw"):
             assert r[key] is not None and r[key] > 0, key
+        assert r["look_search_p50_ms"] > 0  # the same searches back to back, writing nothing
         assert r["disk_to_raw"] < 10  # after close the journal is folded in: one snapshot, not a pile of rewrites
+    assert "back to back" in "\n".join(latency_table({"rows": rows}))
     lite = worker("lite", 50, 3, FILL, "bulk")
     assert "no batch API" in lite["error"]
 

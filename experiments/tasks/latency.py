@@ -21,6 +21,7 @@ Consolidation's marginal cost per turn is measured at growing sizes
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import random
@@ -154,6 +155,12 @@ def worker(provider: str, n: int, n_queries: int, fill_embedder: dict[str, Any],
             lat.append((time.perf_counter() - t) * 1e3)
             if "search_ms" in r.timings_ms:
                 search.append(r.timings_ms["search_ms"])
+        look = []  # the same queries as a look that writes nothing (the CLI's search): searches back to
+        if "strengthen" in inspect.signature(p.recall).parameters:  # back, as the floor and mem0's store are timed
+            for q in qs:
+                r = p.recall(query=q, top_k=10, now=now, strengthen=False)
+                if "search_ms" in r.timings_ms:
+                    look.append(r.timings_ms["search_ms"])
         if provider == "mem0":  # mem0's own search, the query already embedded: its faiss store
             vs = p.memory.vector_store
             for q in qs:
@@ -170,6 +177,7 @@ def worker(provider: str, n: int, n_queries: int, fill_embedder: dict[str, Any],
             "encode_p50_ms": _p(enc, 50), "encode_p95_ms": _p(enc, 95),
             "recall_p50_ms": _p(lat, 50), "recall_p95_ms": _p(lat, 95),
             "search_p50_ms": _p(search, 50) if search else _p(peer, 50), "search_p95_ms": _p(search, 95) if search else _p(peer, 95),
+            "look_search_p50_ms": _p(look, 50) if look else None,
             "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
             "disk_bytes_per_memory": disk / (n + 50) if disk else None,
             "disk_to_raw": disk / raw if disk else None,
