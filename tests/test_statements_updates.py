@@ -262,6 +262,7 @@ def test_moving_things_over_to_a_new_place_is_a_switch(tokenizer):
 @pytest.mark.parametrize("olds,new,op", [
     (["나 하루에 담배 한 갑 피워"], "금연 석 달째야 ㅎㅎ", "delete"),  # 금연 / 금주 end smoking / drinking
     (["나 담배 안 피워"], "여전히 금연 중이야", "reaffirm"),  # an abstention that goes on ends nothing
+    (["수면제 먹고 자"], "이제 약 없이도 잘 자요", "delete"),  # -없이도: doing well without it ends it
 ])
 def test_abstaining_ends_a_habit_and_goes_on_after_a_no(tokenizer, e5, olds, new, op):
     assert _verdict(tokenizer, e5, olds, new).op == op
