@@ -14,7 +14,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from .cognition.hierarchy import Thresholds, Tree, place, route
+from .cognition.hierarchy import Thresholds, Tree, node_number, place, route
 from .config import EngineConfig
 from .records import PATH_KEY, MemoryRecord
 from .stores.port import StoragePort
@@ -102,5 +102,5 @@ class Hierarchy:
             return []
         order = {"domain": 0, "category": 1, "topic": 2}
         nodes = sorted((n for n in t.nodes.values() if n.count > 0),
-                       key=lambda n: (order[n.level], int(n.id[1:]) if n.id[1:].isdigit() else 0, n.id))
+                       key=lambda n: (order[n.level], node_number(n.id), n.id))
         return [{"id": n.id, "level": n.level, "parent": n.parent, "memories": n.count, "label": n.label()} for n in nodes]

@@ -201,3 +201,21 @@ def test_with_the_hierarchy_off_trees_are_rebuilt_when_listed_not_on_every_catch
     assert calls == [1] and sum(n["memories"] for n in listed if n["level"] == "topic") == 3
     placing.close()
     reader.close()
+
+
+
+def test_two_writers_of_one_store_never_mint_the_same_node():
+    """Each writer counts node ids from what it loaded: two processes that
+    both place a new topic before seeing the other's commit must not both
+    call theirs "t2" (on reopen the two topics would become one)."""
+    th = Thresholds(topic=0.9, category=0.7, domain=0.5, route=0.5)
+    trees = [Tree(3), Tree(3)]
+    for t in trees:
+        t.adopt(("d1", "c1", "t1"))  # what both loaded (an id stored before the random tag)
+    a = place(trees[0], _unit([0, 1, 0]), th)
+    b = place(trees[1], _unit([0, 0, 1]), th)
+    assert not set(a) & set(b), (a, b)
+    assert a[2].startswith("t2.") and b[2].startswith("t2.")  # the counter still reads in order
+    from naia_memory.cognition.hierarchy import node_number
+
+    assert [node_number(x) for x in ("t1", "t2.3fa2c1", "c12.000001", "tx")] == [1, 2, 12, 0]

@@ -11,6 +11,7 @@ runs. A query close to no domain is not routed (the caller searches flat).
 """
 from __future__ import annotations
 
+import secrets
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -51,6 +52,12 @@ class Node:
         return ", ".join(w for w, _ in sorted(self.words.items(), key=lambda kv: (-kv[1], kv[0]))[:k])
 
 
+def node_number(nid: str) -> int:
+    """The counter part of a node id ("t7.3fa2c1" -> 7; ids stored before the tag: "t7" -> 7)."""
+    digits = nid[1:].partition(".")[0]
+    return int(digits) if digits.isdigit() else 0
+
+
 def _unit(v: np.ndarray) -> np.ndarray:
     v = np.asarray(v, dtype=np.float64)
     n = float(np.linalg.norm(v))
@@ -72,11 +79,13 @@ class Tree:
         self._next = {level: 0 for level in LEVELS}
 
     def new(self, level: str, parent: str | None) -> str:
+        """A node id no other writer can mint: a counter for reading order and
+        a random tag, since two processes writing one store each count from
+        what they loaded (both would have made "t7" for different topics)."""
         self._next[level] += 1
-        nid = f"{level[0]}{self._next[level]}"
+        nid = f"{level[0]}{self._next[level]}.{secrets.token_hex(3)}"
         while nid in self.nodes:
-            self._next[level] += 1
-            nid = f"{level[0]}{self._next[level]}"
+            nid = f"{level[0]}{self._next[level]}.{secrets.token_hex(3)}"
         self.nodes[nid] = Node(nid, level, parent, np.zeros(self.dim))
         return nid
 
@@ -86,9 +95,7 @@ class Tree:
         for level, nid in zip(LEVELS, path):
             if nid not in self.nodes:
                 self.nodes[nid] = Node(nid, level, parent, np.zeros(self.dim))
-                digits = nid[1:]
-                if digits.isdigit():
-                    self._next[level] = max(self._next[level], int(digits))
+                self._next[level] = max(self._next[level], node_number(nid))
             parent = nid
 
     def add(self, path: tuple[str, str, str], vec: np.ndarray, words: Iterable[str] = ()) -> None:
