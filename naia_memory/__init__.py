@@ -10,6 +10,7 @@ from .contract import (
     DecisionOp,
     EncodeResult,
     ImportanceScore,
+    InvalidInput,
     MemoryKind,
     MemoryProvider,
     RecallHit,
@@ -36,7 +37,7 @@ from .stores.json_store import LocalStore
 __version__ = "0.1.0"
 
 __all__ = [
-    "ConsolidationReport", "Decision", "DecisionOp", "EncodeResult", "EngineConfig", "ForgetVerifier", "ImportanceScore", "LLMReflector", "LLMSummarizer", "LocalStore",
+    "ConsolidationReport", "Decision", "DecisionOp", "EncodeResult", "EngineConfig", "ForgetVerifier", "ImportanceScore", "InvalidInput", "LLMReflector", "LLMSummarizer", "LocalStore",
     "MemoryKind", "MemoryProvider", "MemorySystem", "RecallHit", "RecallResult", "Role", "SupportsBackup",
     "SupportsBatch", "SupportsDecay", "SupportsGraph", "SupportsHistory", "SupportsImportance", "capabilities_of", "create_provider",
     "provider_names", "Turn", "UnknownMemoryError", "VerifierRequired",

@@ -21,7 +21,14 @@ class MemoryKind(str, Enum):
     SKILL = "skill"  # an outcome of something the agent did (procedural memory)
 
 
-class InvalidArgument(ValueError, TypeError):
+class InvalidInput(ValueError):
+    """A value refused at the door (an empty query, an unknown role, a
+    status that cannot be edited): the servers answer 400 for this, and only
+    this; any other ValueError is a bug and reported as one (500). Still a
+    ``ValueError``, so callers that catch that keep working."""
+
+
+class InvalidArgument(InvalidInput, TypeError):
     """An argument of the wrong type (a string for ``now``, a list for a
     turn): refused like any bad value, so one ``except ValueError`` covers
     every refusal at the door; still a ``TypeError`` for callers who catch that."""
@@ -186,7 +193,7 @@ def as_turn(t: "Turn | Mapping[str, Any]") -> Turn:
         raise InvalidArgument(f"a turn is a Turn or a mapping with {sorted(_TURN_KEYS)}, got {type(t).__name__}")
     unknown = sorted(set(t) - _TURN_KEYS)
     if unknown or "content" not in t:
-        raise ValueError(f"a turn needs 'content' and may have {sorted(_TURN_KEYS - {'content'})}; got keys {sorted(t)}")
+        raise InvalidInput(f"a turn needs 'content' and may have {sorted(_TURN_KEYS - {'content'})}; got keys {sorted(t)}")
     return Turn(**t)
 
 

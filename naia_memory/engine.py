@@ -20,6 +20,7 @@ from .cognition.tokenize import KiwiTokenizer, Tokenizer
 from .config import EngineConfig
 from .contract import (
     decision_json,
+    InvalidInput,
     ConsolidationReport,
     EncodeResult,
     ImportanceScore,
@@ -58,7 +59,7 @@ _ROLES = {r.value for r in Role}
 def _role(role: Role | str) -> str:
     r = role_name(role).lower()
     if r not in _ROLES:
-        raise ValueError(f"unknown role {role!r}; use one of {sorted(_ROLES)}")
+        raise InvalidInput(f"unknown role {role!r}; use one of {sorted(_ROLES)}")
     return r
 
 
@@ -236,11 +237,11 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
                 check_name(t.session, "session", optional=True)
                 check_metadata(t.metadata)
             except ValueError as e:
-                raise ValueError(f"turn {i}: {e}") from None
+                raise InvalidInput(f"turn {i}: {e}") from None
         roles = [_role(t.role) for t in items]
         nows = [ensure_aware(t.now) for t in items]
         if batch_size <= 0:
-            raise ValueError("batch_size must be positive")
+            raise InvalidInput("batch_size must be positive")
         with self._lock:
             self._check_open()
             texts = self.encoder.index_texts(items, project)  # None: refused (memory off, incognito), never embedded
@@ -329,7 +330,7 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
         """``recall`` for each query in order (each strengthens what it
         returns before the next runs), with the queries embedded up front."""
         if isinstance(queries, str) or not isinstance(queries, Sequence):
-            raise ValueError("queries must be a list of strings")
+            raise InvalidInput("queries must be a list of strings")
         for q in queries:
             check_query(q, top_k)
         check_name(project, "project")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Callable
 
-from .contract import ConsolidationReport, Decision, decision_json
+from .contract import ConsolidationReport, Decision, InvalidInput, decision_json
 from .ownership import locked
 from .records import ensure_aware
 from .stores.port import RecordFilter
@@ -46,7 +46,7 @@ class HgvmControls:
         consolidation does with ``summaries`` on); needs the hierarchy."""
         check_name(project, "project", optional=True)
         if not self.hierarchy.on:
-            raise ValueError("summaries are written per hierarchy topic: switch on `summaries` (or `hierarchy`) in EngineConfig")
+            raise InvalidInput("summaries are written per hierarchy topic: switch on `summaries` (or `hierarchy`) in EngineConfig")
         return self._derive(self.summaries.run, now, project)
 
     def reflect(self, *, now: datetime | None = None, project: str | None = None) -> ConsolidationReport:

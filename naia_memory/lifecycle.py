@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from .cognition.decay import retention, retention_many, should_archive
+from .contract import InvalidInput
 from .embedders.base import Embedder
 from .ownership import locked
 from .recall.context import index_text
@@ -148,7 +149,7 @@ class LifecycleControls:
     def start_consolidation(self, interval_s: float = 1800.0) -> None:
         """Run ``consolidate`` every ``interval_s`` seconds until stopped. Never automatic."""
         if interval_s <= 0:
-            raise ValueError("interval_s must be positive")
+            raise InvalidInput("interval_s must be positive")
         with self._lock:
             self.stop_consolidation()
             self._timer_interval = interval_s

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 from .audit import describe, query_log
 from .cognition import contradiction
 from .consolidation import source_ids
-from .contract import MemoryKind, RecallHit, UnknownMemoryError
+from .contract import InvalidInput, MemoryKind, RecallHit, UnknownMemoryError
 from .forgetting import forget_closure, give_back_edges, unlink
 from .hits import to_hit
 from .records import ACTIVE, PATH_KEY, MemoryRecord, ensure_aware, predecessors
@@ -81,7 +81,7 @@ class OwnerControls:
         with self._lock:
             old = self._require(memory_id)
             if old.status != ACTIVE:
-                raise ValueError(f"{memory_id} is {old.status}; edit the current version")
+                raise InvalidInput(f"{memory_id} is {old.status}; edit the current version")
             attr = contradiction.attribute(old.attribute) if old.kind is MemoryKind.FACT and old.attribute else None
             labels = self.consolidator.label_tokens(attr)
             new = replace(old, id=self._new_id(old.id.split("_")[0], content, now, old.project), content=content, tokens=self.tokenizer.tokens(content) + labels,
@@ -106,7 +106,7 @@ class OwnerControls:
         and the words of log entries naming them. The store is then rewritten
         so the words leave the disk now. Returns how many memories went."""
         if sum(x is not None and x is not False for x in (memory_id, project, everything or None)) != 1:
-            raise ValueError("forget needs exactly one of memory_id=, project= or everything=True")
+            raise InvalidInput("forget needs exactly one of memory_id=, project= or everything=True")
         if project is not None:
             check_name(project, "project")
         with self._lock:
@@ -218,7 +218,7 @@ class OwnerControls:
         project what another's facts say."""
         check_name(project, "project")
         if not isinstance(entity, str) or not isinstance(limit, int) or limit < 0:
-            raise ValueError("neighbors needs an entity string and a limit >= 0")
+            raise InvalidInput("neighbors needs an entity string and a limit >= 0")
         counts: dict[str, float] = {}
         for rid in sorted(self.index.entity(entity)):
             r = self.store.get(rid)

@@ -17,7 +17,7 @@ from datetime import datetime
 from enum import Enum
 from typing import TYPE_CHECKING, Iterable, Sequence, Union
 
-from .contract import MemoryKind
+from .contract import InvalidInput, MemoryKind
 from .llm.client import ChatClient
 from .records import ACTIVE, MemoryRecord, ensure_aware
 from .stores.port import RecordFilter
@@ -39,7 +39,7 @@ class Concept:
 
     def __post_init__(self) -> None:
         if not self.keyword.strip():
-            raise ValueError("a concept needs a keyword")
+            raise InvalidInput("a concept needs a keyword")
         object.__setattr__(self, "fact_type", FactType(self.fact_type))
 
 
@@ -90,9 +90,9 @@ class MemoryScope:
 
     def __post_init__(self) -> None:
         if self.kind not in self.KINDS:
-            raise ValueError(f"unknown scope kind {self.kind!r}; use one of {self.KINDS}")
+            raise InvalidInput(f"unknown scope kind {self.kind!r}; use one of {self.KINDS}")
         if self.kind != "cross-product" and not self.name:
-            raise ValueError(f"a {self.kind} scope needs a name")
+            raise InvalidInput(f"a {self.kind} scope needs a name")
 
     @classmethod
     def agent(cls, name: str) -> "MemoryScope":
@@ -131,11 +131,11 @@ class StructuredMemory:
         self.subjects.setdefault(subject.name, subject)
         values = [fact.value] if isinstance(fact, SingleFact) else list(dict.fromkeys(fact.values))
         if not values or any(not str(v).strip() for v in values):
-            raise ValueError("a fact needs non-empty values")
+            raise InvalidInput("a fact needs non-empty values")
         if isinstance(fact, SingleFact) and fact.concept.fact_type is not FactType.SINGLE:
-            raise ValueError(f"{fact.concept.keyword} is a MULTIPLE concept: save MultipleFacts")
+            raise InvalidInput(f"{fact.concept.keyword} is a MULTIPLE concept: save MultipleFacts")
         if isinstance(fact, MultipleFacts) and fact.concept.fact_type is not FactType.MULTIPLE:
-            raise ValueError(f"{fact.concept.keyword} is a SINGLE concept: save SingleFact")
+            raise InvalidInput(f"{fact.concept.keyword} is a SINGLE concept: save SingleFact")
         sys = self.system
         with sys._lock:
             sys._check_open()

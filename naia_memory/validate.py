@@ -9,7 +9,7 @@ import socket
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .contract import MemoryKind, Role
+from .contract import InvalidInput, MemoryKind, Role
 
 MAX_CONTENT_CHARS = 100_000  # a turn, a query, an edit: about 25k words
 MAX_NAME_CHARS = 256  # a project or a session
@@ -20,15 +20,15 @@ def _valid_text(name: str, value: str) -> str:
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as e:
-        raise ValueError(f"{name} is not valid text: {e.reason} at position {e.start} (a lone surrogate?)") from None
+        raise InvalidInput(f"{name} is not valid text: {e.reason} at position {e.start} (a lone surrogate?)") from None
     return value
 
 
 def check_content(content: object, name: str = "content") -> str:
     if not isinstance(content, str) or not content.strip():
-        raise ValueError(f"{name} must be a non-empty string")
+        raise InvalidInput(f"{name} must be a non-empty string")
     if len(content) > MAX_CONTENT_CHARS:
-        raise ValueError(f"{name} has {len(content):,} characters; the limit is {MAX_CONTENT_CHARS:,} (split it into turns)")
+        raise InvalidInput(f"{name} has {len(content):,} characters; the limit is {MAX_CONTENT_CHARS:,} (split it into turns)")
     return _valid_text(name, content)
 
 
@@ -37,9 +37,9 @@ def check_name(value: object, name: str, *, optional: bool = False) -> str | Non
     if value is None and optional:
         return None
     if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"{name} must be a non-empty string{' or None' if optional else ''}, got {value!r}")
+        raise InvalidInput(f"{name} must be a non-empty string{' or None' if optional else ''}, got {value!r}")
     if len(value) > MAX_NAME_CHARS:
-        raise ValueError(f"{name} has {len(value)} characters; the limit is {MAX_NAME_CHARS}")
+        raise InvalidInput(f"{name} has {len(value)} characters; the limit is {MAX_NAME_CHARS}")
     return _valid_text(name, value)
 
 
@@ -48,17 +48,17 @@ def check_metadata(metadata: object) -> dict[str, Any] | None:
     if metadata is None:
         return None
     if not isinstance(metadata, Mapping) or not all(isinstance(k, str) for k in metadata):
-        raise ValueError("metadata must be a mapping with string keys")
+        raise InvalidInput("metadata must be a mapping with string keys")
     if "subtype" in metadata:  # a turn that called itself a summary would leave the evidence of reflections
-        raise ValueError("metadata key 'subtype' is the engine's own (it marks summaries and reflections)")
+        raise InvalidInput("metadata key 'subtype' is the engine's own (it marks summaries and reflections)")
     try:
         raw = json.dumps(dict(metadata), ensure_ascii=False, allow_nan=False).encode("utf-8")
     except UnicodeEncodeError as e:  # a ValueError too: caught first
-        raise ValueError(f"metadata is not valid text: {e.reason} (a lone surrogate?)") from None
+        raise InvalidInput(f"metadata is not valid text: {e.reason} (a lone surrogate?)") from None
     except (TypeError, ValueError) as e:
-        raise ValueError(f"metadata must be JSON-writable (str, int, float, bool, None, lists and dicts of them): {e}") from None
+        raise InvalidInput(f"metadata must be JSON-writable (str, int, float, bool, None, lists and dicts of them): {e}") from None
     if len(raw) > MAX_METADATA_BYTES:
-        raise ValueError(f"metadata is {len(raw):,} bytes written; the limit is {MAX_METADATA_BYTES:,}")
+        raise InvalidInput(f"metadata is {len(raw):,} bytes written; the limit is {MAX_METADATA_BYTES:,}")
     return dict(metadata)
 
 
@@ -68,17 +68,17 @@ def check_kinds(kinds: object) -> tuple[MemoryKind, ...] | None:
     if kinds is None:
         return None
     if isinstance(kinds, (str, MemoryKind)) or not isinstance(kinds, Sequence):
-        raise ValueError(f"kinds must be a list of kinds, e.g. [MemoryKind.FACT], got {kinds!r}")
+        raise InvalidInput(f"kinds must be a list of kinds, e.g. [MemoryKind.FACT], got {kinds!r}")
     try:
         return tuple(MemoryKind(k) for k in kinds)
     except ValueError:
-        raise ValueError(f"unknown kind in {list(kinds)!r}; known: {[k.value for k in MemoryKind]}") from None
+        raise InvalidInput(f"unknown kind in {list(kinds)!r}; known: {[k.value for k in MemoryKind]}") from None
 
 
 def check_query(query: object, top_k: object) -> None:
     check_content(query, "query")
     if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k <= 0:
-        raise ValueError(f"top_k must be a positive int, got {top_k!r}")
+        raise InvalidInput(f"top_k must be a positive int, got {top_k!r}")
 
 
 def role_name(role: Role | str) -> str:

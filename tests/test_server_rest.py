@@ -264,3 +264,29 @@ def test_only_an_unknown_memory_is_a_404_a_stray_key_error_is_a_500(memory, monk
         monkeypatch.setattr(memory, "memories", broken)
         r = c.get("/memories", params={"user_id": "alice"}, headers=AUTH)
         assert r.status_code == 500 and "a bug deep inside" not in r.text
+
+
+def test_only_a_refused_value_is_a_400_a_stray_value_error_is_a_500(memory, monkeypatch):
+    """The engine's boundary checks raise InvalidInput (a ValueError); a
+    ValueError from anywhere else (numpy, a parser) is a bug, not the caller's."""
+    app = create_app(memory, ServerSettings(tokens={TOKEN: None}))
+    with TestClient(app, raise_server_exceptions=False) as c:
+        r = c.post("/search", json={"query": "   ", "user_id": "alice"}, headers=AUTH)
+        assert r.status_code in (400, 422), r.text  # a blank query is refused at the door
+
+        def broken(**_kw):
+            raise ValueError("shapes (3,) and (4,) not aligned")
+
+        monkeypatch.setattr(memory, "recall", broken)
+        r = c.post("/search", json={"query": "where do I live", "user_id": "alice"}, headers=AUTH)
+        assert r.status_code == 500 and "not aligned" not in r.text
+
+
+def test_every_refusal_at_the_door_is_an_invalid_input():
+    from naia_memory import InvalidInput
+    from naia_memory.contract import InvalidArgument
+    from naia_memory.validate import check_content
+
+    with pytest.raises(InvalidInput):
+        check_content("")
+    assert issubclass(InvalidInput, ValueError) and issubclass(InvalidArgument, InvalidInput)

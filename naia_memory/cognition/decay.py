@@ -18,6 +18,8 @@ from typing import Sequence
 
 import numpy as np
 
+from ..contract import InvalidInput
+
 SECONDS_PER_DAY = 86_400.0
 
 # lambda per day; 0 means never decays. "permanent" = the user asked to keep it.
@@ -49,7 +51,7 @@ def decay_rate(memory_class: str, importance: float, recall_count: int, params: 
     try:
         base = CLASS_DECAY_RATE[memory_class]
     except KeyError:
-        raise ValueError(f"unknown memory class {memory_class!r}; known: {sorted(CLASS_DECAY_RATE)}") from None
+        raise InvalidInput(f"unknown memory class {memory_class!r}; known: {sorted(CLASS_DECAY_RATE)}") from None
     if base == 0.0:
         return 0.0
     stability = (1.0 + params.importance_slowdown * max(0.0, min(1.0, importance))) * (
@@ -90,7 +92,7 @@ def retention_of_classes(class_codes: np.ndarray, class_names: Sequence[str], im
     try:
         rates = np.array([CLASS_DECAY_RATE[c] for c in class_names], dtype=np.float64)
     except KeyError as e:
-        raise ValueError(f"unknown memory class {e.args[0]!r}; known: {sorted(CLASS_DECAY_RATE)}") from None
+        raise InvalidInput(f"unknown memory class {e.args[0]!r}; known: {sorted(CLASS_DECAY_RATE)}") from None
     base = rates[np.asarray(class_codes, dtype=np.int64)] if len(class_codes) else np.zeros(0, dtype=np.float64)
     imp = np.clip(np.asarray(importance, dtype=np.float64), 0.0, 1.0)
     uses = np.maximum(np.asarray(recall_counts, dtype=np.float64), 0.0)

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from ..contract import ImportanceScore
+from ..contract import ImportanceScore, InvalidInput
 
 ROLE_WEIGHTS: dict[str, float] = {"user": 1.0, "assistant": 0.6, "system": 0.3, "tool": 0.4}
 
@@ -132,9 +132,9 @@ def score(
     axes = {"importance": imp, "surprise": float(surprise), "emotion": emo, "utility": util, "role_weight": role_w}
     for key, val in (overrides or {}).items():
         if key not in axes:
-            raise ValueError(f"unknown importance override {key!r}; use one of {sorted(axes)}")
+            raise InvalidInput(f"unknown importance override {key!r}; use one of {sorted(axes)}")
         if not 0.0 <= float(val) <= 1.0 and key != "role_weight":
-            raise ValueError(f"importance override {key}={val} outside [0, 1]")
+            raise InvalidInput(f"importance override {key}={val} outside [0, 1]")
         axes[key] = float(val)
     combined = axes["role_weight"] * axes["utility"] * (
         cfg.w_importance * axes["importance"] + cfg.w_surprise * axes["surprise"] + cfg.w_emotion * axes["emotion"]

@@ -15,7 +15,7 @@ from typing import Any, Callable
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from ..contract import RecallHit, UnknownMemoryError
+from ..contract import InvalidInput, RecallHit, UnknownMemoryError
 from ..stores.port import StoreError
 from ..validate import check_name
 
@@ -33,16 +33,17 @@ def _hit(h: RecallHit, score: bool = False) -> dict[str, Any]:
 
 
 def _told(fn: Callable) -> Callable:
-    """The engine's own errors (a bad value, an unknown id, a store another
-    process holds) reach the agent with their message; anything else is a
-    crash the SDK reports without details."""
+    """The engine's own errors (a value refused at the door, an unknown id,
+    a store another process holds) reach the agent with their message;
+    anything else, another ValueError included, is a crash the SDK reports
+    without details."""
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except UnknownMemoryError as e:
             raise ToolError(e.args[0] if e.args else "not found") from None
-        except (ValueError, StoreError) as e:
+        except (InvalidInput, StoreError) as e:
             raise ToolError(str(e)) from None
     return call
 
@@ -77,7 +78,7 @@ def build_mcp(memory, project: str = "default") -> MCPServer:
     @_told
     def list_memories(kind: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         if limit < 1:
-            raise ValueError("limit must be at least 1")
+            raise InvalidInput("limit must be at least 1")
         return [_hit(h) for h in memory.memories(project=project, kinds=[kind] if kind else None)][-limit:]
 
     @server.tool(description="Turn the conversation's waiting turns into facts now (updates what changed).")

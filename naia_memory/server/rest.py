@@ -36,7 +36,7 @@ from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from ..contract import RecallHit, UnknownMemoryError
+from ..contract import InvalidInput, RecallHit, UnknownMemoryError
 from ..stores.port import StoreError
 from ..validate import check_name
 from .limits import RateLimiter
@@ -135,8 +135,8 @@ class _BodyLimit:
 
 
 def _error_handlers(app: FastAPI) -> None:
-    @app.exception_handler(ValueError)
-    async def bad_value(_request: Request, e: ValueError):  # the engine's boundary checks (validate.py)
+    @app.exception_handler(InvalidInput)
+    async def bad_value(_request: Request, e: InvalidInput):  # the engine's boundary checks; any other ValueError is a bug: 500
         return JSONResponse({"detail": str(e)}, status_code=400)
 
     @app.exception_handler(UnknownMemoryError)
