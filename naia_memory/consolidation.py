@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import re
 from datetime import datetime
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -89,7 +89,7 @@ class Consolidator:
         plan = [(ep, *self._extract(ep, now)) if ep.role == "user" else (ep, [], []) for ep in episodes]
         batch = [(ep, c) for ep, cands, _ in plan for c in cands]
         self._ahead = _Lookahead.start(self.store, [(ep.project, self.embed_one(c.content)) for ep, c in batch],
-                                       self.config.update_candidates)
+                                       self.config.update_candidates, keys=[id(c) for _, c in batch])
         try:
             out: list[Decision] = []
             for done, (ep, cands, logged) in enumerate(plan, start=1):
@@ -138,7 +138,9 @@ class Consolidator:
 
     def _integrate(self, cand: FactCandidate, ep: MemoryRecord, now: datetime) -> Decision:
         tokens = self.tokenizer.tokens(cand.content)
-        vec = self._ahead.next_vector() if self._ahead is not None else self.embed_one(cand.content)
+        vec = self._ahead.vector_for(cand) if self._ahead is not None else None
+        if vec is None:  # not one of the batch's candidates: embedded and searched as usual
+            vec = self.embed_one(cand.content)
         subject = ep.metadata.get("subject", "user")
         if cand.about:  # "우리 언니는 은행에 다녀" is the sister's job, not the user's
             subject = f"{subject}/{cand.about}"
@@ -241,16 +243,20 @@ class _Lookahead:
     ``2k`` long; at its turn, the facts retired since are dropped
     from it and the facts added since are scored against it directly. If
     retirements ate into the first ``k`` of a full list, that candidate is
-    searched the usual way. Candidates come in the order they were listed."""
+    searched the usual way. A candidate is looked up by the object the
+    batch listed, not by its place in line, so one skipped or repeated
+    never hands the next one another candidate's neighbours."""
 
-    def __init__(self, vectors: list[np.ndarray], rows: list[list[tuple[str, float]] | None], width: int) -> None:
+    def __init__(self, vectors: list[np.ndarray], rows: list[list[tuple[str, float]] | None], width: int,
+                 keys: Sequence[int] = ()) -> None:
         self.vectors, self.rows, self.width = vectors, rows, width
         self.added: list[str] = []
-        self._next = 0
+        self._at = {key: i for i, key in enumerate(keys)}
         self._current = -1
 
     @classmethod
-    def start(cls, store: StoragePort, items: list[tuple[str, np.ndarray]], k: int) -> "_Lookahead":
+    def start(cls, store: StoragePort, items: list[tuple[str, np.ndarray]], k: int,
+              keys: Sequence[int] = ()) -> "_Lookahead":
         width = 2 * k
         rows: list[list[tuple[str, float]] | None] = [None] * len(items)
         if items:
@@ -260,12 +266,13 @@ class _Lookahead:
                 flt = RecordFilter(project=project, kinds=(MemoryKind.FACT,), statuses=(ACTIVE,))
                 for i, row in zip(at, many(np.stack([items[i][1] for i in at]), width, flt)):
                     rows[i] = row
-        return cls([v for _, v in items], rows, width)
+        return cls([v for _, v in items], rows, width, keys)
 
-    def next_vector(self) -> np.ndarray:
-        self._current = self._next
-        self._next += 1
-        return self.vectors[self._current]
+    def vector_for(self, cand: object) -> np.ndarray | None:
+        """The listed candidate's vector, made current for ``nearest``; None
+        (and no current list) for a candidate the batch did not list."""
+        self._current = self._at.get(id(cand), -1)
+        return self.vectors[self._current] if self._current >= 0 else None
 
     def nearest(self, store: StoragePort, vec: np.ndarray, k: int, flt: RecordFilter) -> list[tuple[str, float]] | None:
         """The current candidate's ``k`` nearest facts that pass ``flt`` now;

@@ -107,3 +107,34 @@ def test_a_failure_part_way_leaves_the_memory_as_it_was(tmp_path, tokenizer, t0,
     again = m.encode_many(turns=_turns(t0 + timedelta(hours=1)))  # and the same call then works, with the same ids
     assert [r.id for r in again if r.stored][:2] == calls[:2]
     m.close()
+
+
+def test_consolidating_a_batch_decides_as_one_turn_at_a_time(make_system, t0, tmp_path):
+    """consolidate_all finds every candidate's neighbours up front; each
+    candidate must still meet its own (looked up by the candidate, not by
+    its place in line), so the decisions equal consolidating after every turn."""
+    said = ["I live in Osaka", "I work at a bakery downtown", "I play bass in a band", "I moved to Kyoto last month",
+            "I left the band, too many late nights", "quit the bakery, I'm a barista at a cafe now", "I also play the ukulele"]
+    batch = make_system(path=tmp_path / "batch.json")
+    for i, text in enumerate(said):
+        batch.encode(content=text, now=t0 + timedelta(minutes=i))
+    at_once = [(d.op.value, d.reason) for d in batch.consolidate(now=t0 + timedelta(hours=1)).decisions]
+    single = make_system(path=tmp_path / "single.json")
+    one_by_one = []
+    for i, text in enumerate(said):
+        single.encode(content=text, now=t0 + timedelta(minutes=i))
+        one_by_one += [(d.op.value, d.reason) for d in single.consolidate(now=t0 + timedelta(minutes=i, seconds=30)).decisions]
+    assert at_once == one_by_one
+    assert sum(op in ("UPDATE", "DELETE") for op, _ in at_once) >= 2  # the batch retires facts as it goes
+
+
+def test_a_candidate_the_batch_did_not_list_is_searched_as_usual():
+    import numpy as np
+
+    from naia_memory.consolidation import _Lookahead
+
+    listed, stranger = object(), object()
+    ahead = _Lookahead([np.ones(4, dtype=np.float32)], [[("f1", 0.9)]], width=2, keys=[id(listed)])
+    assert ahead.vector_for(listed) is not None
+    assert ahead.vector_for(stranger) is None
+    assert ahead.nearest(None, np.ones(4), 1, None) is None  # no current list: the caller searches
