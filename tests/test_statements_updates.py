@@ -345,3 +345,12 @@ def test_going_somewhere_is_not_going_to_do_something(tokenizer):
 def test_taking_over_is_a_replacement(tokenizer, e5):
     v = _verdict(tokenizer, e5, ["my dentist is dr. kim on elm st"], "dr. alvarez took over as my dentist when dr kim retired")
     assert v.op == "supersede", v
+
+
+def test_an_ending_that_names_the_thing_finds_it_among_other_facts(tokenizer, e5):
+    """A word of the fact ("band") with an ending cue is enough closeness
+    (the cued threshold), without having to stand out from every other fact:
+    a later "moved to Kyoto" is about as close to "I left the band" by e5."""
+    olds = ["I live in Osaka", "I work at a bakery downtown", "I play bass in a band", "I moved to Kyoto last month"]
+    v = _verdict(tokenizer, e5, olds, "I left the band, too many late nights")
+    assert (v.op, v.target_id) == ("delete", "f2"), v

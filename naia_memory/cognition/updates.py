@@ -122,7 +122,7 @@ def _cued(new: Reading) -> bool:
 
 def _close(new: Reading, shared: bool, sim: float, runner_up: float, cued: float, margin: float,
            shared_at: float, alone: float) -> bool:
-    if shared and sim >= (cued if new.change else shared_at):
+    if shared and sim >= (cued if new.change or _cued(new) else shared_at):
         return True
     stands_out = sim - runner_up >= margin
     return stands_out and (sim >= alone or (_cued(new) and sim >= cued))
