@@ -157,9 +157,13 @@ def load_data(ds: dict[str, Any]) -> list:
         loader = {"natural-updates": natural.update_cases, "natural-statements": natural.statements,
                   "natural-lifecycle": natural.lifecycle_scripts}[kind]
         try:
-            return loader(ds.get("split", "dev"), ds.get("batch", "all"))
+            items = loader(ds.get("split", "dev"), ds.get("batch", "all"))
         except ValueError as e:
             raise ConfigError(str(e)) from None
+        pad = int(ds.get("pad", 0) or 0)
+        if pad < 0 or pad and kind != "natural-updates":
+            raise ConfigError("dataset.pad (facts told before each case) is for natural-updates, and >= 0")
+        return natural.padded(items, pad) if pad else items
     if kind == "lifecycle-scripts":
         from .suites.lifecycle_scripts import SCRIPTS
 

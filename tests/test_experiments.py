@@ -303,6 +303,33 @@ def test_natural_suites_split_once_and_load_without_overlap():
         natural.update_cases("train")
 
 
+def test_padding_tells_other_facts_first_and_keeps_each_case_its_own(tmp_path):
+    from experiments.suites import natural
+    from experiments.suites.natural import _words
+    from experiments.tasks.contradiction import run_case
+
+    cases = natural.update_cases("dev", 5)
+    padded = natural.padded(cases, 8)
+    assert padded == natural.padded(cases, 8)  # the same facts for the same case, run after run
+    for c, p in zip(cases, padded):
+        assert p.padding == 8 and p.existing[8:] == c.existing and p.new == c.new
+        assert (p.target is None) == (c.target is None) and (c.target is None or p.target == c.target + 8)
+        own = set().union(*(_words(t) for t in (*c.existing, c.new)))
+        assert all(not _words(t) & own for t in p.existing[:8])  # no fact of the case's topic is added
+    assert len({p.existing[:8] for p in padded}) > len(padded) / 2  # drawn per case, not one list for all
+    row = run_case(_hashing_provider(tmp_path), padded[0])
+    assert row["padding"] == 8 and 0 <= row["padding_kept"] <= 8
+
+
+def _hashing_provider(tmp_path):
+    from naia_memory import EngineConfig, LocalStore, MemorySystem
+    from naia_memory.cognition.tokenize import KiwiTokenizer
+    from naia_memory.embedders import HashingEmbedder
+
+    return MemorySystem(store=LocalStore(tmp_path / "pad.json"), embedder=HashingEmbedder(dim=64), tokenizer=KiwiTokenizer(),
+                        config=EngineConfig())
+
+
 def test_extraction_metrics_hand_computed():
     from experiments.tasks.extraction import score, subject_matches
 

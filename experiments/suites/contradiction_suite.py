@@ -29,6 +29,7 @@ class Case:
     subject: str = "user"
     split: str | None = None
     batch: int | None = None  # natural suite: which written batch (1, 2) it came from
+    padding: int = 0  # how many of ``existing`` are other facts told first (suites.natural.padded)
 
 
 KO_JOBS = ["디자인 회사", "은행", "게임 회사", "출판사", "병원", "대기업", "광고 회사", "스타트업"]

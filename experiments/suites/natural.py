@@ -9,7 +9,10 @@ reports; a tuning script should ask for ``dev`` only.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import random
+import re
+import zlib
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .contradiction_suite import Case
@@ -81,6 +84,34 @@ def update_cases(split: str = "dev", batch: str | int = "all") -> list[Case]:
                 continue
             out.append(Case(r["id"], r["lang"], r["category"], tuple(r["existing"]), r["new"], r["expected"], r.get("target"),
                             attr=r.get("attr"), listed=r.get("listed"), subject=r.get("subject", "user"), split=r["split"], batch=n))
+    return out
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z]{3,}|[가-힣]{2,}", text.lower())}
+
+
+def padded(cases: list[Case], n: int, seed: int = 0) -> list[Case]:
+    """Each case with ``n`` more facts told before its own: the user's
+    declarative statements of the labelled-statements suite (same split and
+    language), none sharing a word with the case, so the case's answer does
+    not change. A memory holds many facts; a suite case holds one to three,
+    and a slot found by closeness must stand out from every other fact."""
+    if n <= 0:
+        return list(cases)
+    split = {c.split for c in cases}
+    pool: dict[str, list[str]] = {}
+    for st in statements(split.pop() if len(split) == 1 else "all"):
+        if st.declarative and st.subject in (None, "user"):
+            pool.setdefault(st.lang, []).append(st.text)
+    out = []
+    for c in cases:
+        own = set().union(*(_words(t) for t in (*c.existing, c.new)))
+        fit = [t for t in pool.get(c.lang, []) if not _words(t) & own]
+        rng = random.Random(zlib.crc32(f"{seed}:{c.case_id}".encode()))
+        extra = tuple(rng.sample(fit, min(n, len(fit))))
+        out.append(replace(c, existing=extra + c.existing, target=None if c.target is None else c.target + len(extra),
+                           padding=len(extra)))
     return out
 
 

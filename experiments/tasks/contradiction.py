@@ -40,7 +40,8 @@ def run_case(provider: MemoryProvider, case: Case) -> dict[str, Any]:
     predicted = ("delete" if sup[0].op is DecisionOp.DELETE else "update") if sup else "keep"
     return {"case_id": case.case_id, "lang": case.lang, "category": case.category, "expected": case.expected,
             "listed": case.listed, "split": case.split, "batch": case.batch, "attr": case.attr,
-            "target": case.target, "predicted": predicted, "setup_ok": all(i is not None for i in ids),
+            "target": case.target, "predicted": predicted, "setup_ok": all(i is not None for i in ids[case.padding:]),
+            "padding": case.padding, "padding_kept": sum(i is not None for i in ids[:case.padding]),
             "correct_target": sup and case.target is not None and ids[case.target] == predicted_target,
             "undecided": undecided, "decisions": [(d.op.value, d.reason) for d in rep.decisions]}
 
