@@ -18,6 +18,7 @@ from typing import Sequence
 
 from .contradiction import GENERIC_WORDS
 from .tokenize import has_hangul, stem_en
+from .korean import KO_SWITCH_LEMMAS, ko_asks_last, ko_mood, ko_plain_polite, ko_subject, ko_thing_does
 
 # what a sentence that is not a fact is instead; the reason logged for it
 NON_FACT = ("question", "greeting", "thanks", "filler", "request", "hypothetical", "small-talk")
@@ -115,12 +116,6 @@ _KO = {
     "negation": re.compile(r"(안\s|안[가-힣]|못\s|않|아니|없어|없다|없습|없고|없는|더\s*이상)"),
     "first_person": re.compile(r"(^|\s)(나|내|저|제|난|날|전|우리)(는|가|도|를|의|한테|랑|\s)|^(나|저)\s|(^|\s)(내|제)\s"),
 }
-_KO_RELATIONS = ("애", "아이", "애기", "첫째", "둘째", "막내", "큰아버지", "작은아버지", "외할머니", "외할아버지", "큰엄마", "고모부",
-                 "이모부", "형부", "매형", "처제", "시어머니", "시아버지", "장모님", "장인어른", "사위", "며느리", "손자", "손녀", "언니", "오빠", "형", "누나", "동생", "엄마", "아빠", "어머니", "아버지", "부모님", "남편", "아내", "와이프", "친구",
-                 "동료", "여자친구", "남자친구", "여친", "남친", "아들", "딸", "상사", "팀장", "사촌", "삼촌", "이모", "고모", "할머니",
-                 "할아버지", "조카", "룸메", "룸메이트", "애인", "남동생", "여동생", "부장", "과장", "선배", "후배")
-_KO_SUBJECT_PARTICLES = ("JKS",)  # 이/가; the topic 은/는 is checked by form (도 is additive, 만 restrictive)
-_KO_TOPIC = ("은", "는")
 _KO_CUE_FORMS = frozenset("이제 요즘 지금 새로 원래 다시 아직 여전히 계속 그만 더 이상 끊 관두 또 하나 추가 예전 옛날 대신 말 부터 드디어 "
                           "오늘 어제 내일 이번 지난 다음 작년 올해 내년 주말 주 달 년 월 일 전 후 혹시 만약 아마".split())
 
@@ -138,47 +133,6 @@ def morphemes(tokenizer, text: str) -> Sequence[tuple[str, str]]:
 def _is_korean(text: str) -> bool:
     hangul = len(re.findall(r"[가-힣ㄱ-ㅎㅏ-ㅣ]", text))
     return hangul >= max(1, len(re.findall(r"[A-Za-z]", text)) // 3)
-
-
-def _ko_subject(text: str, morphs: Sequence[tuple[str, str]]) -> str | None:
-    """A person the sentence is about: a relation word or a name (NNP) carrying
-    the subject/topic particle before the predicate ("민수는", "우리 언니가"),
-    or opening the sentence without one (spoken Korean drops particles: "아빠
-    택시 접으시고"). A name beside a relation is the more specific of the two
-    ("우리 언니 지영이는", "지영 언니" -> 지영)."""
-    if re.match(r"^\s*(나|저|난|전|내가|제가)(\s|는|도|가)", text):
-        return None
-    lead = [(f, t) for f, t in morphs if t not in ("SF", "SP", "SS", "SE", "SO", "SW")]
-    if lead and lead[0][0] in ("우리", "내", "제", "저희"):
-        lead = lead[1:]
-    names = []
-    for i, (form, tag) in enumerate(lead[:4]):
-        nxt = lead[i + 1] if i + 1 < len(lead) else ("", "")
-        marked = nxt[1] == "JKS" or nxt[1] == "JX" and nxt[0] in _KO_TOPIC
-        if nxt[1] in ("JKB", "JKO", "JC", "JKG") and not names:
-            break  # "남친이랑 2년 사귐", "엄마한테 혼났어": with or to them, the speaker's doing
-        if form in _KO_RELATIONS and (i == 0 or names):
-            names.append((False, form))
-        elif tag == "NNP" and _looks_like_person(form, morphs) and (i == 0 and (marked or nxt[0] in _KO_RELATIONS or nxt[1] in ("VCP", "XSN"))
-                                                                     or names and not names[-1][0]):  # "동생 민호"
-            names.append((True, form))
-        elif not tag.startswith(("J", "X")) or names:
-            break  # the sentence is about something else (or we have our person)
-        if marked:
-            break
-    if names:
-        return sorted(names, key=lambda x: not x[0])[0][1]  # a name first, else the relation
-    return None
-
-
-# syllables of Korean given names (and the common surnames): Kiwi tags places,
-# brands and diets NNP too ("키토는" is not a person), names are made of these
-_NAME_SYLLABLES = frozenset("민수현우지영서준도윤재훈석호희진은혜성경아연주하유정태용상철광명동기한선미소나예채다인승규범찬혁건"
-                            "시원창남식춘옥순자숙란애향화길봉덕종근열웅환탁빈율온결봄솔별린담강김이박최조장임오신권황안송류홍전고문양손배백허노심곽성차구우주나")
-
-
-def _looks_like_person(form: str, morphs: Sequence[tuple[str, str]]) -> bool:
-    return bool(re.fullmatch(r"[가-힣]{2,3}", form)) and all(ch in _NAME_SYLLABLES for ch in form)
 
 
 _EN_THIRD_VERB = re.compile(r"^\s*(?:[A-Z][a-z]+\s+)?[A-Z][a-z]+(?:'s|’s)?\s+(is|was|has|had|got|just|finally|and|'s|still|now|never|\w+s|\w+ed)\b")
@@ -226,56 +180,6 @@ def _episodic(s: str, ko: bool, morphs: Sequence[tuple[str, str]], switch: bool,
     return _EN_PAST.search(s) is not None
 
 
-_KO_BUT = frozenset(("는데", "ᆫ데", "은데", "지만", "는데요", "ᆫ데요"))
-_KO_HABITUAL = frozenset("무조건 항상 늘 맨날 매번 언제나 꼭".split())
-_KO_WH = frozenset("뭐 무엇 뭘 누구 누가 어디 언제 왜 어떻게 얼마 몇 어느 무슨 어떤 어때".split())
-
-
-def _ko_plain_polite(s: str, morphs: Sequence[tuple[str, str]]) -> bool:
-    """A statement in the plain polite ending that only looks like a question
-    in writing: "학교 가요", "동호회 나가요" end in 가요/나요, but the ending is
-    -아요/-어요 on 가다/나가다 (Kiwi), with no question mark and no question
-    word; "먹나요", "괜찮은가요", "어디 가요" still ask."""
-    if "?" in s:
-        return False
-    ends = [f for f, t in morphs if t == "EF"]
-    return bool(ends) and ends[-1] in ("어요", "아요", "여요") and not any(f in _KO_WH for f, _ in morphs)
-
-
-# endings that ask: "더 낫나", "괜찮을까", "맞니", "그런가"
-_KO_ASKING = frozenset(("나", "니", "냐", "까", "ᆯ까", "을까", "ᆫ가", "은가", "는가", "나요", "가요", "까요", "ᆯ까요", "을까요"))
-
-
-def _ko_asks_last(morphs: Sequence[tuple[str, str]]) -> bool:
-    """The last sentence ends in an asking ending: after a question mark,
-    "요가 말고 필라테스는 어때요? 허리엔 그게 더 낫나" is still asking."""
-    last = [(f, t) for f, t in morphs if not t.startswith("S")][-1:]  # Kiwi tags a closing 나 EC as often as EF
-    return bool(last) and last[0][1] in ("EF", "EC") and last[0][0] in _KO_ASKING
-
-
-def _ko_mood(morphs: Sequence[tuple[str, str]]) -> str | None:
-    """The mood Korean marks in its endings (Kiwi's tags), whatever the verb:
-    a condition (-면, unless a habit: "가면 무조건"), a wondering (-ㄹ까, -ㄹ지), a wish (-고 싶-), a
-    possibility (-ㄹ 수도 있-), an obligation not met (-어야 되는데) are "hypothetical"; a future (-ㄹ 거-), an
-    intention (-겠-, -어야지) are "plan"; else None. (-기로 했다, "decided
-    to", takes effect when said: "해산물은 먹기로 했어" is today's diet.)"""
-    tags = list(morphs)
-    habit = any(f in _KO_HABITUAL for f, _ in tags)  # "카페 가면 무조건 바닐라라떼": whenever, not if
-    for i, (f, t) in enumerate(tags):
-        nxt = tags[i + 1] if i + 1 < len(tags) else ("", "")
-        after = tags[i + 2] if i + 2 < len(tags) else ("", "")
-        if t == "EC" and f.endswith("면") and not habit or t in ("EC", "EF") and f in ("ᆯ까", "을까", "ᆯ지", "을지", "ᆯ지도") \
-                or t == "VX" and f == "싶" or t == "ETM" and f in ("ᆯ", "을") and nxt[0] == "수" and after[0] == "도" \
-                or t == "EC" and f in ("어야", "아야", "여야") and nxt[0] in ("되", "하") and after[0] in _KO_BUT:
-            return "hypothetical"  # "줄여야 되는데": should, but not done; "조심해야 해" is a standing must
-    for i, (f, t) in enumerate(tags):
-        nxt = tags[i + 1] if i + 1 < len(tags) else ("", "")
-        if t == "ETM" and f in ("ᆯ", "을") and nxt == ("거", "NNB") or t == "EP" and f == "겠" \
-                or t == "EF" and f in ("어야지", "아야지"):
-            return "plan"
-    return None
-
-
 _DENIED = {True: re.compile(r"(못|안|절대)\s*$"), False: re.compile(r"\b(can'?t|cannot|won'?t|never|not|wouldn'?t|couldn'?t)\s+(\w+\s+)?$", re.I)}
 _SELF_NEGATING = re.compile(r"(anymore|any more|no longer|no more|더\s*이상)", re.I)
 
@@ -300,36 +204,6 @@ _EN_NOT_NOUN = r"(?:is|was|are|were|has|have|had|will|would|can|could|does|did|d
 _EN_THING_DOES = re.compile(rf"^\W*(?:my|our)\s+(?:(?!{_EN_RELATION}\b|{_EN_NOT_NOUN})[a-z0-9'-]+\s+){{0,2}}?(?!{_EN_RELATION}\b|{_EN_NOT_NOUN})[a-z0-9'-]+"
                             r"\s+(?:just\s+|finally\s+|also\s+)?(?!(?:used|need|wanted|liked|loved|hated)\b)"
                             r"(?:\w+ed|got|went|came|took|made|ran|broke|shut|sold|left|began|became|fell|grew|rose|put|cut|raised)\b", re.I)
-# Korean connectives after which a later clause can have the speaker as its (dropped) subject
-_KO_LINKS = frozenset(("어서", "아서", "서", "고", "니까", "으니까", "는데", "ᆫ데", "은데", "지만", "면서", "으면서"))
-
-
-def _ko_thing_does(morphs: Sequence[tuple[str, str]]) -> bool:
-    """The sentence opens with a thing marked as the subject (이/가) that does
-    something (a verb, not a description), and no
-    connective lets a later clause be the speaker's: "한의원이 옆 건물로
-    이사했더라" is the clinic's doing; "회사가 망해서 백수 됐어" ends with the speaker's."""
-    lead = [(f, t) for f, t in morphs if t not in ("SF", "SP", "SS", "SE", "SO", "SW")]
-    if lead[:2] in ([("나", "NP"), ("의", "JKG")], [("저", "NP"), ("의", "JKG")]):
-        lead = lead[2:]
-    elif lead and lead[0][1] == "NP" and lead[0][0] in ("우리", "저희", "내", "제"):
-        lead = lead[1:]
-    i = 0
-    while i < len(lead) and lead[i][1] in ("NNG", "NNP", "NNB", "SL", "SN", "XSN"):
-        i += 1
-    if i == 0 or i >= len(lead) or lead[i][1] != "JKS":
-        return False
-    rest = lead[i + 1:]
-    head = next((t for _, t in rest if t.startswith(("VV", "VA", "VCP", "VCN", "XSV", "XSA"))), None)
-    if head not in ("VV", "XSV"):
-        return False  # a description ("고양이 이름이 보리야", "일이 많아"), not a doing
-    if any(t == "EP" and f in ("시", "으시") for f, t in rest):
-        return False  # honorific: a person ("집주인 할머니가 좋으셔")
-    if any(t == "NP" and f in ("나", "저", "내", "제") for f, t in rest):
-        return False  # the speaker is in it ("의사쌤이 나한테 …")
-    return not any(t == "EC" and f in _KO_LINKS and j < len(rest) - 1 for j, (f, t) in enumerate(rest))
-
-
 def _personal(s: str, ko: bool, subject: str | None, morphs: Sequence[tuple[str, str]] = (), ending: bool = False) -> bool:
     """Whose state the sentence tells. English marks the subject: "I/we/my ...",
     or none at all in chat ("switched to oat milk"), is the speaker; a named
@@ -343,7 +217,7 @@ def _personal(s: str, ko: bool, subject: str | None, morphs: Sequence[tuple[str,
     if subject is not None or _REPLACES.search(s):
         return True
     if ko:
-        return ending or not _ko_thing_does(morphs)
+        return ending or not ko_thing_does(morphs)
     thing = _EN_THING_DOES.match(s)
     if thing and not ending and not re.search(r"\b(me|i|my|myself)\b", re.split(r"[,.;!?]| and | but | so ", s[thing.end():])[0], re.I):
         return False
@@ -355,7 +229,7 @@ def _plan(s: str, ko: bool, morphs: Sequence[tuple[str, str]], cue: bool) -> boo
     """Decided but not done. In Korean "려고" after a completed act is its
     purpose ("티빙도 가입했어, 야구 보려고": joined, to watch baseball), not a
     plan; at the end of a sentence of its own it is one ("당분간 좀 쉬려고")."""
-    if ko and _ko_mood(morphs) == "plan":
+    if ko and ko_mood(morphs) == "plan":
         return True
     if not cue:
         return False
@@ -379,13 +253,6 @@ def _renewal(s: str, cues: dict, tokenizer) -> bool:
     return False
 
 
-# Korean verbs of switching, by lemma: "갈아탐", "갈아탔어", "갈아타고" are one verb
-_KO_SWITCH_LEMMAS = frozenset({"갈아타", "바꾸", "옮기", "넘어오", "넘어가", "이사", "이직", "전직", "등록", "구입", "장만", "입사", "취직", "취업",
-                               "합격", "올리", "내리", "늘리", "줄이", "시작", "차리", "개업", "창업", "바뀌", "가입", "돌아오", "돌아가",
-                               # getting a thing that takes the place of one ("개통했어", "출고했다", "차 뽑았어")
-                               "개통", "출고"})
-
-
 def read(text: str, tokenizer) -> Reading:
     """How ``text`` is said (see ``Reading``)."""
     s = text.strip()
@@ -400,7 +267,7 @@ def read(text: str, tokenizer) -> Reading:
     kind = "fact"
     if not s:
         kind = "filler"
-    elif has("question") and not (ko and _ko_plain_polite(s, morphs)) or ko and "?" in s and _ko_asks_last(morphs):
+    elif has("question") and not (ko and ko_plain_polite(s, morphs)) or ko and "?" in s and ko_asks_last(morphs):
         kind = "question"
     elif has("greeting"):
         kind = "greeting"
@@ -412,14 +279,14 @@ def read(text: str, tokenizer) -> Reading:
         kind = "request"
     elif not ko and has("small-talk") and not cues["first_person"].search(s):
         kind = "small-talk"  # "it's so gross out today": about no one
-    elif has("hypothetical") or (ko and _ko_mood(morphs) == "hypothetical"):
+    elif has("hypothetical") or (ko and ko_mood(morphs) == "hypothetical"):
         kind = "hypothetical"
-    subject = _ko_subject(s, morphs) if ko else _en_subject(s)
+    subject = ko_subject(s, morphs) if ko else _en_subject(s)
     # the particle 도 on a noun adds a value ("바이올린도"); on an adverb it is "even" ("약 없이도 잘 자": even without)
     additive = has("additive") or (ko and any(f == "도" and t == "JX" and not (i and morphs[i - 1][1] == "MAG")
                                               for i, (f, t) in enumerate(morphs)))
     past = has("past") or (ko and any(t == "EP" and f in ("었었", "았었") for f, t in morphs))
-    switch = has("switch") or any(f in _KO_SWITCH_LEMMAS for f, _ in morphs)
+    switch = has("switch") or any(f in KO_SWITCH_LEMMAS for f, _ in morphs)
     ending = has("ending") and not _denied_ending(s, cues)
     if kind == "fact" and ko and subject is None and not cues["first_person"].search(s) and not (switch or ending) \
             and any(t == "EF" and f in ("네", "구나", "군", "군요", "네요") for f, t in morphs[-3:]):
@@ -439,7 +306,7 @@ def read(text: str, tokenizer) -> Reading:
     content = frozenset(t for t in content if t not in voc_tokens)
     names = frozenset(t for t in content for p in proper for t2 in tokenizer.tokens(p) if t == t2)
     return Reading(text=s, kind=kind, names=names, subject=subject, personal=_personal(s, ko, subject, morphs, ending), negated=has("negation"), past=past, plan=_plan(s, ko, morphs, has("plan")),
-                   change=has("change") or has("switch") or any(f in _KO_SWITCH_LEMMAS for f, _ in morphs), switch=switch, episodic=_episodic(s, ko, morphs, switch, ending, has("change") or has("shift")), renewal=_renewal(s, cues, tokenizer), replaces=_REPLACES.search(s) is not None, ending=ending, additive=additive, still=has("still"),
+                   change=has("change") or has("switch") or any(f in KO_SWITCH_LEMMAS for f, _ in morphs), switch=switch, episodic=_episodic(s, ko, morphs, switch, ending, has("change") or has("shift")), renewal=_renewal(s, cues, tokenizer), replaces=_REPLACES.search(s) is not None, ending=ending, additive=additive, still=has("still"),
                    predicate=_predicate(morphs, s), content=content, shift=has("shift"))
 
 

@@ -1,0 +1,146 @@
+"""How Korean says it, read from Kiwi's morphemes: who the sentence is about,
+its mood (a condition, a wish, a plan), whether it asks, whether a thing
+rather than the speaker does what it says, and the verbs of switching.
+``statements.read`` combines these with the cue lexicons of both languages."""
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+
+_KO_RELATIONS = ("애", "아이", "애기", "첫째", "둘째", "막내", "큰아버지", "작은아버지", "외할머니", "외할아버지", "큰엄마", "고모부",
+                 "이모부", "형부", "매형", "처제", "시어머니", "시아버지", "장모님", "장인어른", "사위", "며느리", "손자", "손녀", "언니", "오빠", "형", "누나", "동생", "엄마", "아빠", "어머니", "아버지", "부모님", "남편", "아내", "와이프", "친구",
+                 "동료", "여자친구", "남자친구", "여친", "남친", "아들", "딸", "상사", "팀장", "사촌", "삼촌", "이모", "고모", "할머니",
+                 "할아버지", "조카", "룸메", "룸메이트", "애인", "남동생", "여동생", "부장", "과장", "선배", "후배")
+_KO_TOPIC = ("은", "는")  # the subject is 이/가 (JKS), or the topic by form (도 is additive, 만 restrictive)
+
+
+def ko_subject(text: str, morphs: Sequence[tuple[str, str]]) -> str | None:
+    """A person the sentence is about: a relation word or a name (NNP) carrying
+    the subject/topic particle before the predicate ("민수는", "우리 언니가"),
+    or opening the sentence without one (spoken Korean drops particles: "아빠
+    택시 접으시고"). A name beside a relation is the more specific of the two
+    ("우리 언니 지영이는", "지영 언니" -> 지영)."""
+    if re.match(r"^\s*(나|저|난|전|내가|제가)(\s|는|도|가)", text):
+        return None
+    lead = [(f, t) for f, t in morphs if t not in ("SF", "SP", "SS", "SE", "SO", "SW")]
+    if lead and lead[0][0] in ("우리", "내", "제", "저희"):
+        lead = lead[1:]
+    names = []
+    for i, (form, tag) in enumerate(lead[:4]):
+        nxt = lead[i + 1] if i + 1 < len(lead) else ("", "")
+        marked = nxt[1] == "JKS" or nxt[1] == "JX" and nxt[0] in _KO_TOPIC
+        if nxt[1] in ("JKB", "JKO", "JC", "JKG") and not names:
+            break  # "남친이랑 2년 사귐", "엄마한테 혼났어": with or to them, the speaker's doing
+        if form in _KO_RELATIONS and (i == 0 or names):
+            names.append((False, form))
+        elif tag == "NNP" and _looks_like_person(form, morphs) and (i == 0 and (marked or nxt[0] in _KO_RELATIONS or nxt[1] in ("VCP", "XSN"))
+                                                                     or names and not names[-1][0]):  # "동생 민호"
+            names.append((True, form))
+        elif not tag.startswith(("J", "X")) or names:
+            break  # the sentence is about something else (or we have our person)
+        if marked:
+            break
+    if names:
+        return sorted(names, key=lambda x: not x[0])[0][1]  # a name first, else the relation
+    return None
+
+
+# syllables of Korean given names (and the common surnames): Kiwi tags places,
+# brands and diets NNP too ("키토는" is not a person), names are made of these
+_NAME_SYLLABLES = frozenset("민수현우지영서준도윤재훈석호희진은혜성경아연주하유정태용상철광명동기한선미소나예채다인승규범찬혁건"
+                            "시원창남식춘옥순자숙란애향화길봉덕종근열웅환탁빈율온결봄솔별린담강김이박최조장임오신권황안송류홍전고문양손배백허노심곽성차구우주나")
+
+
+def _looks_like_person(form: str, morphs: Sequence[tuple[str, str]]) -> bool:
+    return bool(re.fullmatch(r"[가-힣]{2,3}", form)) and all(ch in _NAME_SYLLABLES for ch in form)
+
+
+_KO_BUT = frozenset(("는데", "ᆫ데", "은데", "지만", "는데요", "ᆫ데요"))
+_KO_HABITUAL = frozenset("무조건 항상 늘 맨날 매번 언제나 꼭".split())
+_KO_WH = frozenset("뭐 무엇 뭘 누구 누가 어디 언제 왜 어떻게 얼마 몇 어느 무슨 어떤 어때".split())
+
+
+def ko_plain_polite(s: str, morphs: Sequence[tuple[str, str]]) -> bool:
+    """A statement in the plain polite ending that only looks like a question
+    in writing: "학교 가요", "동호회 나가요" end in 가요/나요, but the ending is
+    -아요/-어요 on 가다/나가다 (Kiwi), with no question mark and no question
+    word; "먹나요", "괜찮은가요", "어디 가요" still ask."""
+    if "?" in s:
+        return False
+    ends = [f for f, t in morphs if t == "EF"]
+    return bool(ends) and ends[-1] in ("어요", "아요", "여요") and not any(f in _KO_WH for f, _ in morphs)
+
+
+# endings that ask: "더 낫나", "괜찮을까", "맞니", "그런가"
+_KO_ASKING = frozenset(("나", "니", "냐", "까", "ᆯ까", "을까", "ᆫ가", "은가", "는가", "나요", "가요", "까요", "ᆯ까요", "을까요"))
+
+
+def ko_asks_last(morphs: Sequence[tuple[str, str]]) -> bool:
+    """The last sentence ends in an asking ending: after a question mark,
+    "요가 말고 필라테스는 어때요? 허리엔 그게 더 낫나" is still asking."""
+    last = [(f, t) for f, t in morphs if not t.startswith("S")][-1:]  # Kiwi tags a closing 나 EC as often as EF
+    return bool(last) and last[0][1] in ("EF", "EC") and last[0][0] in _KO_ASKING
+
+
+def ko_mood(morphs: Sequence[tuple[str, str]]) -> str | None:
+    """The mood Korean marks in its endings (Kiwi's tags), whatever the verb:
+    a condition (-면, unless a habit: "가면 무조건"), a wondering (-ㄹ까, -ㄹ지), a wish (-고 싶-), a
+    possibility (-ㄹ 수도 있-), an obligation not met (-어야 되는데) are "hypothetical"; a future (-ㄹ 거-), an
+    intention (-겠-, -어야지) are "plan"; else None. (-기로 했다, "decided
+    to", takes effect when said: "해산물은 먹기로 했어" is today's diet.)"""
+    tags = list(morphs)
+    habit = any(f in _KO_HABITUAL for f, _ in tags)  # "카페 가면 무조건 바닐라라떼": whenever, not if
+    for i, (f, t) in enumerate(tags):
+        nxt = tags[i + 1] if i + 1 < len(tags) else ("", "")
+        after = tags[i + 2] if i + 2 < len(tags) else ("", "")
+        if t == "EC" and f.endswith("면") and not habit or t in ("EC", "EF") and f in ("ᆯ까", "을까", "ᆯ지", "을지", "ᆯ지도") \
+                or t == "VX" and f == "싶" or t == "ETM" and f in ("ᆯ", "을") and nxt[0] == "수" and after[0] == "도" \
+                or t == "EC" and f in ("어야", "아야", "여야") and nxt[0] in ("되", "하") and after[0] in _KO_BUT:
+            return "hypothetical"  # "줄여야 되는데": should, but not done; "조심해야 해" is a standing must
+    for i, (f, t) in enumerate(tags):
+        nxt = tags[i + 1] if i + 1 < len(tags) else ("", "")
+        if t == "ETM" and f in ("ᆯ", "을") and nxt == ("거", "NNB") or t == "EP" and f == "겠" \
+                or t == "EF" and f in ("어야지", "아야지"):
+            return "plan"
+    return None
+
+
+# Korean connectives after which a later clause can have the speaker as its (dropped) subject
+_KO_LINKS = frozenset(("어서", "아서", "서", "고", "니까", "으니까", "는데", "ᆫ데", "은데", "지만", "면서", "으면서"))
+
+
+def ko_thing_does(morphs: Sequence[tuple[str, str]]) -> bool:
+    """The sentence opens with a thing marked as the subject (이/가) that does
+    something (a verb, not a description), and no
+    connective lets a later clause be the speaker's: "한의원이 옆 건물로
+    이사했더라" is the clinic's doing; "회사가 망해서 백수 됐어" ends with the speaker's."""
+    lead = [(f, t) for f, t in morphs if t not in ("SF", "SP", "SS", "SE", "SO", "SW")]
+    if lead[:2] in ([("나", "NP"), ("의", "JKG")], [("저", "NP"), ("의", "JKG")]):
+        lead = lead[2:]
+    elif lead and lead[0][1] == "NP" and lead[0][0] in ("우리", "저희", "내", "제"):
+        lead = lead[1:]
+    i = 0
+    while i < len(lead) and lead[i][1] in ("NNG", "NNP", "NNB", "SL", "SN", "XSN"):
+        i += 1
+    if i == 0 or i >= len(lead) or lead[i][1] != "JKS":
+        return False
+    rest = lead[i + 1:]
+    head = next((t for _, t in rest if t.startswith(("VV", "VA", "VCP", "VCN", "XSV", "XSA"))), None)
+    if head not in ("VV", "XSV"):
+        return False  # a description ("고양이 이름이 보리야", "일이 많아"), not a doing
+    if any(t == "EP" and f in ("시", "으시") for f, t in rest):
+        return False  # honorific: a person ("집주인 할머니가 좋으셔")
+    if any(t == "NP" and f in ("나", "저", "내", "제") for f, t in rest):
+        return False  # the speaker is in it ("의사쌤이 나한테 …")
+    return not any(t == "EC" and f in _KO_LINKS and j < len(rest) - 1 for j, (f, t) in enumerate(rest))
+
+
+# Korean verbs of switching, by lemma: "갈아탐", "갈아탔어", "갈아타고" are one verb
+KO_SWITCH_LEMMAS = frozenset({"갈아타", "바꾸", "옮기", "넘어오", "넘어가", "이사", "이직", "전직", "등록", "구입", "장만", "입사", "취직", "취업",
+                               "합격", "올리", "내리", "늘리", "줄이", "시작", "차리", "개업", "창업", "바뀌", "가입", "돌아오", "돌아가",
+                               # getting a thing that takes the place of one ("개통했어", "출고했다", "차 뽑았어")
+                               "개통", "출고"})
+
+
+__all__ = ["KO_SWITCH_LEMMAS", "ko_asks_last", "ko_mood", "ko_plain_polite", "ko_subject", "ko_thing_does"]
