@@ -248,7 +248,9 @@ class _Lookahead:
     never hands the next one another candidate's neighbours."""
 
     def __init__(self, vectors: list[np.ndarray], rows: list[list[tuple[str, float]] | None], width: int,
-                 keys: Sequence[int] = ()) -> None:
+                 keys: Sequence[int]) -> None:
+        if not len(vectors) == len(rows) == len(keys):
+            raise ValueError(f"one key per candidate: {len(keys)} keys for {len(vectors)} vectors, {len(rows)} lists")
         self.vectors, self.rows, self.width = vectors, rows, width
         self.added: list[str] = []
         self._at = {key: i for i, key in enumerate(keys)}
@@ -256,7 +258,7 @@ class _Lookahead:
 
     @classmethod
     def start(cls, store: StoragePort, items: list[tuple[str, np.ndarray]], k: int,
-              keys: Sequence[int] = ()) -> "_Lookahead":
+              keys: Sequence[int]) -> "_Lookahead":
         width = 2 * k
         rows: list[list[tuple[str, float]] | None] = [None] * len(items)
         if items:

@@ -15,6 +15,16 @@ _KO_RELATIONS = ("애", "아이", "애기", "첫째", "둘째", "막내", "큰�
 _KO_TOPIC = ("은", "는")  # the subject is 이/가 (JKS), or the topic by form (도 is additive, 만 restrictive)
 
 
+def _opening(morphs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The morphemes without punctuation, and without the speaker's possessive
+    that may open the sentence (우리, 저희, 내, 제, 나의, 저의): "우리 언니가",
+    "내 차가" open with what they are about."""
+    lead = [(f, t) for f, t in morphs if t not in ("SF", "SP", "SS", "SE", "SO", "SW")]
+    if lead[:2] in ([("나", "NP"), ("의", "JKG")], [("저", "NP"), ("의", "JKG")]):
+        return lead[2:]
+    return lead[1:] if lead and lead[0][0] in ("우리", "저희", "내", "제") else lead
+
+
 def ko_subject(text: str, morphs: Sequence[tuple[str, str]]) -> str | None:
     """A person the sentence is about: a relation word or a name (NNP) carrying
     the subject/topic particle before the predicate ("민수는", "우리 언니가"),
@@ -23,9 +33,7 @@ def ko_subject(text: str, morphs: Sequence[tuple[str, str]]) -> str | None:
     ("우리 언니 지영이는", "지영 언니" -> 지영)."""
     if re.match(r"^\s*(나|저|난|전|내가|제가)(\s|는|도|가)", text):
         return None
-    lead = [(f, t) for f, t in morphs if t not in ("SF", "SP", "SS", "SE", "SO", "SW")]
-    if lead and lead[0][0] in ("우리", "내", "제", "저희"):
-        lead = lead[1:]
+    lead = _opening(morphs)
     names = []
     for i, (form, tag) in enumerate(lead[:4]):
         nxt = lead[i + 1] if i + 1 < len(lead) else ("", "")
@@ -115,11 +123,7 @@ def ko_thing_does(morphs: Sequence[tuple[str, str]]) -> bool:
     something (a verb, not a description), and no
     connective lets a later clause be the speaker's: "한의원이 옆 건물로
     이사했더라" is the clinic's doing; "회사가 망해서 백수 됐어" ends with the speaker's."""
-    lead = [(f, t) for f, t in morphs if t not in ("SF", "SP", "SS", "SE", "SO", "SW")]
-    if lead[:2] in ([("나", "NP"), ("의", "JKG")], [("저", "NP"), ("의", "JKG")]):
-        lead = lead[2:]
-    elif lead and lead[0][1] == "NP" and lead[0][0] in ("우리", "저희", "내", "제"):
-        lead = lead[1:]
+    lead = _opening(morphs)
     i = 0
     while i < len(lead) and lead[i][1] in ("NNG", "NNP", "NNB", "SL", "SN", "XSN"):
         i += 1
