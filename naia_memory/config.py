@@ -21,10 +21,10 @@ class EngineConfig:
     # updates follow how it is said (cognition/statements.py, cognition/updates.py);
     # attributes: the earlier rules, a fixed attribute list (kept to compare with)
     fact_rules: str = "statements"
-    # also judge which old fact a new statement is about on cosines with the mean of
-    # ordinary sentences taken out (cognition/centring.py): dev recall +0.03, frozen
-    # test part +0.007 recall / +0.006 FPR, so off (README, "Facts and updates")
-    slot_centring: bool = False
+    # also judge which old fact a new statement is about on cosines with what ordinary
+    # sentences share taken out (cognition/centring.py: the mean and five top directions);
+    # finds the slot among many facts (README, "Facts and updates", session 25)
+    slot_centring: bool = True
     # encode: index an answer or a short reply with the turn before it in its
     # session (recall/context.py); the stored content stays the turn
     context: bool = True

@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .cognition import contradiction
-from .cognition.centring import centred_cosines, language
+from .cognition.centring import Centre, centred_cosines, language
 from .cognition.facts import FactCandidate, extract, extract_facts, said_text, speaker_in
 from .cognition.tokenize import Tokenizer
 from .config import EngineConfig
@@ -40,9 +40,10 @@ class Consolidator:
                  contradiction_filter: ContradictionFilter, fact_extractor: LLMFactExtractor | None,
                  embed_one: Callable[[str], np.ndarray], new_id: Callable[[str, str, datetime, str], str],
                  place: Callable[[MemoryRecord, np.ndarray], None] | None = None,
-                 background: Callable[[str], np.ndarray] | None = None):
+                 background: Callable[[str], Centre] | None = None,
+                 embed_many: Callable[[Sequence[str]], np.ndarray] | None = None):
         self.place = place  # the hierarchy gives a new fact its path before it is stored
-        self.background = background  # language -> the mean vector of ordinary sentences (cognition.centring)
+        self.background = background  # language -> what ordinary sentences share (cognition.centring.Centre)
         self.store = store
         self.tokenizer = tokenizer
         self.config = config
@@ -50,6 +51,8 @@ class Consolidator:
         self.contradiction_filter = contradiction_filter
         self.fact_extractor = fact_extractor
         self.embed_one = embed_one
+        # a batch's candidates in one embedder call (one round trip for a remote embedder)
+        self.embed_many = embed_many or (lambda texts: np.stack([embed_one(t) for t in texts]))
         self.new_id = new_id
         self._ahead: _Lookahead | None = None  # set while consolidate_all runs
 
@@ -88,7 +91,8 @@ class Consolidator:
         matrix per candidate."""
         plan = [(ep, *self._extract(ep, now)) if ep.role == "user" else (ep, [], []) for ep in episodes]
         batch = [(ep, c) for ep, cands, _ in plan for c in cands]
-        self._ahead = _Lookahead.start(self.store, [(ep.project, self.embed_one(c.content)) for ep, c in batch],
+        vecs = self.embed_many([c.content for _, c in batch]) if batch else []
+        self._ahead = _Lookahead.start(self.store, [(ep.project, v) for (ep, _), v in zip(batch, vecs)],
                                        self.config.update_candidates, keys=[id(c) for _, c in batch])
         try:
             out: list[Decision] = []
@@ -158,7 +162,7 @@ class Consolidator:
         attr = contradiction.attribute(cand.attribute) if cand.attribute else None
         values = contradiction.value_tokens(cand.content, tokens, attr, self.tokenizer.tokens)
         centred = [None] * len(active)
-        if active and self.background is not None:  # which fact it is about, judged with the common direction taken out too
+        if active and self.background is not None:  # which fact it is about, judged with the common directions taken out too
             centred = [float(c) for c in centred_cosines(mat, vec, self.background(language(cand.content)))]
         existing = [FactView(f.id, f.content, f.attribute, frozenset(f.metadata.get("values", ())), float(s), c)
                     for f, s, c in zip(active, sims, centred)]

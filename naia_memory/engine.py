@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from .cognition.centring import background_means
+from .cognition.centring import Centre, background_centres
 from .cognition.rerank import NoopReranker, Reranker
 from .cognition.tokenize import KiwiTokenizer, Tokenizer
 from .config import EngineConfig
@@ -111,7 +111,8 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
         self.consolidator = Consolidator(store=store, tokenizer=self.tokenizer, config=self.config, index=self.index,
                                          contradiction_filter=judge, fact_extractor=fact_extractor,
                                          embed_one=self._embed_one, new_id=self._new_id, place=self.hierarchy.place,
-                                         background=self._background if self.config.slot_centring else None)
+                                         background=self._background if self.config.slot_centring else None,
+                                         embed_many=self._embed_many)
         self.summaries = TopicSummaries(store=store, tokenizer=self.tokenizer, config=self.config, index=self.index,
                                         hierarchy=self.hierarchy, new_id=self._new_id, embed_one=self._embed_one,
                                         writer=summarizer)
@@ -164,8 +165,18 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
         if getattr(self.store, "autosave", True):
             self.store.commit()
 
-    def _background(self, lang: str) -> np.ndarray:
-        return background_means(self.embedder.name, self.embedder.dim, self.embedder.embed_passages)[lang]
+    def _background(self, lang: str) -> Centre:
+        return background_centres(self.embedder.name, self.embedder.dim, self.embedder.embed_passages)[lang]
+
+    def _embed_many(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        out = []
+        for b in range(0, len(texts), batch_size):
+            chunk = list(texts[b:b + batch_size])
+            v = self.embedder.embed_passages(chunk)
+            if v.shape != (len(chunk), self.embedder.dim):
+                raise EmbedderError(f"{self.embedder.name} returned {v.shape} for {len(chunk)} texts")
+            out.append(np.asarray(v))
+        return np.concatenate(out) if out else np.zeros((0, self.embedder.dim), dtype=np.float32)
 
     def _embed_one(self, text: str) -> np.ndarray:
         v = self.embedder.embed_passages([text])

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -11,6 +12,8 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = (REPO / ".." / "shared").resolve()
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("MEM0_TELEMETRY", "False")
+# background centres (cognition/centring.py) are kept on disk between processes: not in the tester's home
+os.environ.setdefault("NAIA_MEMORY_CACHE", tempfile.mkdtemp(prefix="naia-test-cache-"))
 
 
 @pytest.fixture(scope="session")

@@ -138,3 +138,28 @@ def test_a_candidate_the_batch_did_not_list_is_searched_as_usual():
     assert ahead.vector_for(listed) is not None
     assert ahead.vector_for(stranger) is None
     assert ahead.nearest(None, np.ones(4), 1, None) is None  # no current list: the caller searches
+
+
+def test_a_batch_embeds_its_candidates_in_one_call(tmp_path, tokenizer, t0):
+    """consolidate_all asks the embedder once for all its candidates (a
+    remote embedder pays one round trip, not one per fact), and decides as
+    with the vectors one at a time."""
+    said = ["I live in Osaka", "I work at a bakery downtown", "I play bass in a band", "I moved to Kyoto last month",
+            "quit the bakery, I'm a barista at a cafe now"]
+
+    def run(name, embed_many):
+        emb = CountingEmbedder()
+        m = _system(tmp_path / name, tokenizer, emb)
+        if not embed_many:  # the engine without its batch call: one embedder call per candidate
+            m.consolidator.embed_many = lambda texts: np.stack([m._embed_one(t) for t in texts])
+        for i, text in enumerate(said):
+            m.encode(content=text, now=t0 + timedelta(minutes=i))
+        before = emb.calls
+        decisions = [(d.op.value, d.reason) for d in m.consolidate(now=t0 + timedelta(hours=1)).decisions]
+        m.close()
+        return emb.calls - before, decisions
+
+    single, decided_alone = run("single.json", False)  # first: it also pays the background sample (memoised)
+    batched, decided = run("batched.json", True)
+    assert single >= len(said) and batched == 1
+    assert decided == decided_alone and any(op == "UPDATE" for op, _ in decided)
