@@ -70,11 +70,13 @@ def nearest_rates(split: str, embedder, pads: list[int], components: list[int]) 
     centres = {f"top {k}" if k else "mean": background_centres(embedder.name, embedder.dim, embedder.embed_passages,
                                                                components=k) for k in components}
     out: dict[tuple[int, str], tuple[float, int]] = {}
+    vecs: dict[str, np.ndarray] = {}  # the padded sets share most texts: each is embedded once
     for pad in pads:
         cases = [c for c in padded(update_cases(split), pad)
                  if c.expected in ("update", "delete") and c.target is not None and len(c.existing) >= 2]
-        texts = sorted({t for c in cases for t in (*c.existing, c.new)})
-        vecs = dict(zip(texts, np.asarray(embedder.embed_passages(texts), dtype=np.float32)))
+        texts = sorted({t for c in cases for t in (*c.existing, c.new)} - vecs.keys())
+        if texts:
+            vecs.update(zip(texts, np.asarray(embedder.embed_passages(texts), dtype=np.float32)))
         for label in ("raw", *centres):
             won = 0
             for c in cases:

@@ -168,7 +168,9 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
     def _background(self, lang: str) -> Centre:
         return background_centres(self.embedder.name, self.embedder.dim, self.embedder.embed_passages)[lang]
 
-    def _embed_many(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+    def _embed_many(self, texts: Sequence[str], batch_size: int = 64,
+                    progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+        """One embedder call per ``batch_size`` texts (an import, a consolidation batch)."""
         out = []
         for b in range(0, len(texts), batch_size):
             chunk = list(texts[b:b + batch_size])
@@ -176,6 +178,8 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
             if v.shape != (len(chunk), self.embedder.dim):
                 raise EmbedderError(f"{self.embedder.name} returned {v.shape} for {len(chunk)} texts")
             out.append(np.asarray(v))
+            if progress:
+                progress(min(b + batch_size, len(texts)), len(texts))
         return np.concatenate(out) if out else np.zeros((0, self.embedder.dim), dtype=np.float32)
 
     def _embed_one(self, text: str) -> np.ndarray:
@@ -257,15 +261,7 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
             self._check_open()
             texts = self.encoder.index_texts(items, project)  # None: refused (memory off, incognito), never embedded
             todo = [i for i, x in enumerate(texts) if x is not None]
-            row: dict[int, np.ndarray] = {}
-            for b in range(0, len(todo), batch_size):
-                chunk = todo[b:b + batch_size]
-                v = self.embedder.embed_passages([texts[i] for i in chunk])
-                if v.shape != (len(chunk), self.embedder.dim):
-                    raise EmbedderError(f"{self.embedder.name} returned {v.shape} for {len(chunk)} texts")
-                row.update(zip(chunk, v))
-                if progress:
-                    progress(min(b + batch_size, len(todo)), len(todo))
+            row = dict(zip(todo, self._embed_many([texts[i] for i in todo], batch_size, progress)))
             last_turn, counter = dict(self.encoder.last_turn), self._id_counter
             results: list[EncodeResult] = []
             try:
