@@ -40,9 +40,11 @@ def run_case(provider: MemoryProvider, case: Case) -> dict[str, Any]:
     predicted = ("delete" if sup[0].op is DecisionOp.DELETE else "update") if sup else "keep"
     return {"case_id": case.case_id, "lang": case.lang, "category": case.category, "expected": case.expected,
             "listed": case.listed, "split": case.split, "batch": case.batch, "attr": case.attr,
-            "target": case.target, "predicted": predicted, "setup_ok": all(i is not None for i in ids[case.padding:]),
+            "target": case.target, "target_id": ids[case.target] if case.target is not None else None,
+            "predicted": predicted, "predicted_target": predicted_target,
+            "setup_ok": all(i is not None for i in ids[case.padding:]),
             "padding": case.padding, "padding_kept": sum(i is not None for i in ids[:case.padding]),
-            "correct_target": sup and case.target is not None and ids[case.target] == predicted_target,
+            "correct_target": bool(sup) and case.target is not None and ids[case.target] == predicted_target,
             "undecided": undecided, "decisions": [(d.op.value, d.reason) for d in rep.decisions]}
 
 
@@ -73,6 +75,11 @@ def run_contradiction(make_provider: Callable[[], MemoryProvider], cases: Iterab
             progress(1)
     if rows and all(not r["decisions"] for r in rows):
         return {"metrics": {"applicable": False, "n": len(rows)}, "queries": rows, "timings": {}}
+    return {"metrics": summarize(rows), "queries": rows, "timings": {}}
+
+
+def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """``score`` overall, per language, category, batch and listed/unlisted attribute."""
     metrics: dict[str, Any] = {"applicable": True, **score(rows)}
     groups: dict[str, list] = defaultdict(list)
     for r in rows:
@@ -86,4 +93,4 @@ def run_contradiction(make_provider: Callable[[], MemoryProvider], cases: Iterab
     for g, rs in sorted(groups.items()):
         for k, v in score(rs).items():
             metrics[f"{g}/{k}"] = v
-    return {"metrics": metrics, "queries": rows, "timings": {}}
+    return metrics
