@@ -318,7 +318,8 @@ def test_padding_tells_other_facts_first_and_keeps_each_case_its_own(tmp_path):
         assert all(not _words(t) & own for t in p.existing[:8])  # no fact of the case's topic is added
     assert len({p.existing[:8] for p in padded}) > len(padded) / 2  # drawn per case, not one list for all
     row = run_case(_hashing_provider(tmp_path), padded[0])
-    assert row["padding"] == 8 and 0 <= row["padding_kept"] <= 8
+    # the padding is the user's own declarative statements: nearly all become facts (7-8 of 8 on this suite)
+    assert row["padding"] == 8 and 6 <= row["padding_kept"] <= 8
 
 
 def _hashing_provider(tmp_path):
