@@ -165,8 +165,8 @@ def test_a_second_writer_is_refused_until_the_first_closes(tmp_path, tokenizer, 
 
 def test_snapshot_rewrites_stay_logarithmic_in_the_number_of_commits(tmp_path, tokenizer, t0, monkeypatch):
     writes = []
-    real = json_store.atomic_write_text
-    monkeypatch.setattr(json_store, "atomic_write_text", lambda p, t: (writes.append(len(t)), real(p, t)))
+    real = json_store.atomic_write_chunks
+    monkeypatch.setattr(json_store, "atomic_write_chunks", lambda p, chunks: writes.append(real(p, chunks)) or writes[-1])
     monkeypatch.setattr(json_store, "MIN_COMPACT_BYTES", 0)  # fold as soon as the journal outgrows the snapshot
     path = tmp_path / "m.json"
     m = _system(path, tokenizer)
@@ -203,3 +203,35 @@ def test_forget_takes_the_text_off_the_disk_at_once(tmp_path, tokenizer, t0):
     on_disk = path.read_text() + (journal.read_text() if journal.exists() else "")
     assert "4921" not in on_disk and "bass" in on_disk
     m.close()
+
+
+def test_the_snapshot_is_streamed_and_reads_as_one_json_document(tmp_path, tokenizer, t0):
+    """Compaction writes one record at a time: the file is the same text as
+    ``json.dumps`` of the whole document (with its checksum last), and the
+    rewrite never holds the whole file in memory (a 100k-memory store is ~270 MB)."""
+    import hashlib
+    import tracemalloc
+
+    path = tmp_path / "m.json"
+    m = _filled(path, tokenizer, t0, consolidate=True)
+    store = m.store
+    for i in range(1500):  # the same records again under new ids: a file of a few MB
+        rec = store.get(next(iter(store._cache.ids)))
+        store.put(type(rec).from_json({**rec.to_json(), "id": f"copy-{i}", "content": f"{LINES[i % 6]} #{i}"}),
+                  store._cache.vectors[0])
+    store._rewrite = True
+    tracemalloc.start()
+    store.compact()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    data = path.read_bytes()
+    assert len(data) > 3_000_000 and peak < len(data) / 4  # the old rewrite built the whole text (peak > size)
+    doc = json.loads(data)
+    stored = doc.pop("checksum")
+    text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+    assert data == (text[:-1] + f',"checksum":"{stored}"}}').encode("utf-8")  # byte for byte the documented format
+    assert stored == hashlib.sha256(text.encode("utf-8")).hexdigest()
+    assert list(doc)[-4:] == ["journal_seq", "records", "graph", "log"] and len(doc["records"]) > 1500
+    expected = _state(store)
+    m.close()
+    _reopens_as(path, expected)

@@ -58,11 +58,22 @@ def decode_vector(s: str, dim: int) -> np.ndarray:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_chunks(path, [text.encode("utf-8")])
+
+
+def atomic_write_chunks(path: Path, chunks: Iterable[bytes]) -> int:
+    """Write ``chunks`` to ``path`` atomically (temp file, fsync, rename,
+    fsync of the folder); returns the bytes written. The chunks are consumed
+    as they are written, so a caller that produces them one record at a time
+    never holds the whole file in memory."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    size = 0
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb", buffering=1 << 18) as f:
+            for chunk in chunks:
+                f.write(chunk)
+                size += len(chunk)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -78,6 +89,7 @@ def atomic_write_text(path: Path, text: str) -> None:
             os.close(dfd)
     except OSError:  # pragma: no cover - some filesystems refuse directory fsync
         pass
+    return size
 
 
 def private_copy(src: str, dest: str) -> None:
@@ -96,6 +108,15 @@ def private_copy(src: str, dest: str) -> None:
 def _checksum(text: str) -> str:
     """sha256 of the snapshot text as it was before its checksum field was appended."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _checksum_bytes(data: bytes, tail: int) -> str:
+    """``_checksum`` of a file's text from its bytes, the last ``tail`` bytes
+    (the checksum field) replaced by the "}" they took the place of, without
+    copying the file (a 100k-memory store is ~270 MB)."""
+    h = hashlib.sha256(memoryview(data)[: len(data) - tail])
+    h.update(b"}")
+    return h.hexdigest()
 
 
 class LocalStore:
@@ -170,8 +191,7 @@ class LocalStore:
             raise StoreError(f"{path} is not encrypted; open it without a passphrase (an encrypted copy: "
                              "MemorySystem.backup(path=..., passphrase=...))")
         try:
-            raw = data.decode("utf-8")
-            doc = json.loads(raw)
+            doc = json.loads(data.decode("utf-8"))  # the decoded copy is dropped as soon as it is parsed
         except ValueError as e:  # not UTF-8, or not JSON
             raise StoreError(f"{path} is not valid JSON ({e}); the file was left untouched") from e
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
@@ -179,12 +199,14 @@ class LocalStore:
         if doc.get("schema_version", 0) > SCHEMA_VERSION:
             raise StoreError(f"{path} has schema {doc['schema_version']}, newer than this library ({SCHEMA_VERSION})")
         stored = doc.pop("checksum", None)
-        if stored is not None and (not isinstance(stored, str) or not raw.endswith(f',"checksum":"{stored}"}}')
-                                   or _checksum(raw[: -len(f',"checksum":"{stored}"}}')] + "}") != stored):
+        tail = f',"checksum":"{stored}"}}'.encode("utf-8") if isinstance(stored, str) else b""
+        if stored is not None and (not tail or not data.endswith(tail) or _checksum_bytes(data, len(tail)) != stored):
             raise StoreError(f"{path} is damaged: its checksum does not match its content; the file was left untouched "
                              "(restore a backup)")
+        size = len(data)
+        del data  # the parsed document is all that is needed now
         try:
-            self._load_doc(path, doc, len(raw))
+            self._load_doc(path, doc, size)
         except StoreError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError, binascii.Error) as e:  # a damaged file without a checksum
@@ -199,8 +221,8 @@ class LocalStore:
         dim = (self._meta.get("embedder") or {}).get("dim")
         items = doc.get("records", [])
         self._cache.reset_vectors(len(items), dim or 0)
-        for item in items:
-            item = dict(item)
+        for n, item in enumerate(items):
+            items[n] = None  # each parsed record is freed once it is in the cache
             vec = item.pop("embedding", None)
             rec = MemoryRecord.from_json(item)
             if vec is None or dim is None:
@@ -261,22 +283,35 @@ class LocalStore:
             raise StoreError(f"{self.journal_path}: unknown operation {kind!r}")
 
     def _snapshot(self) -> str:
+        """The whole snapshot as one string (an encrypted store seals it whole; backups)."""
+        return b"".join(self._snapshot_chunks()).decode("utf-8")
+
+    def _snapshot_chunks(self) -> Iterator[bytes]:
+        """The snapshot's bytes, one record at a time: the same text as
+        ``json.dumps`` of the whole document (keys: the meta, saved_at,
+        journal_seq, records, graph, log), so a store of 100k memories is
+        never one 270 MB string in memory. The last key is the sha256 of
+        everything before it, so a flipped byte anywhere is caught on load."""
+        dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+        h = hashlib.sha256()
+
+        def out(text: str) -> bytes:
+            b = text.encode("utf-8")
+            h.update(b)
+            return b
+
+        head = {k: v for k, v in self._meta.items() if k != "checksum"}
+        head["saved_at"] = datetime.now(timezone.utc).isoformat()
+        head["journal_seq"] = self._seq
+        yield out(dumps(head)[:-1] + ',"records":[')
         c = self._cache
-        records = []
-        for rid in c.ids:
+        for n, rid in enumerate(c.ids):
             d = c.records[rid].to_json()
             d["embedding"] = encode_vector(c.vectors[c.row[rid]])
-            records.append(d)
-        doc = dict(self._meta)
-        doc["saved_at"] = datetime.now(timezone.utc).isoformat()
-        doc["journal_seq"] = self._seq
-        doc["records"] = records
-        doc["graph"] = self.graph.to_json()
-        doc["log"] = self._log
-        doc.pop("checksum", None)
-        text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
-        # the last key: sha256 of everything before it, so a flipped byte anywhere is caught on load
-        return f'{text[:-1]},"checksum":"{_checksum(text)}"}}'
+            yield out(("," if n else "") + dumps(d))
+        yield out('],"graph":' + dumps(self.graph.to_json()) + ',"log":' + dumps(self._log))
+        h.update(b"}")  # the digest is of the document as it was before the checksum field took its "}"
+        yield f',"checksum":"{h.hexdigest()}"}}'.encode("utf-8")
 
     def _pending_ops(self) -> list[dict[str, Any]]:
         ops: list[dict[str, Any]] = []
@@ -323,9 +358,12 @@ class LocalStore:
         if not self._rewrite and not self._journal.size and not self._has_changes():
             return
         self._seq += 1
-        text = self._sealed(self._snapshot())
-        atomic_write_text(Path(self.path), text)
-        self._snapshot_bytes = len(text)
+        if self._sealer is None:
+            self._snapshot_bytes = atomic_write_chunks(Path(self.path), self._snapshot_chunks())
+        else:  # sealed whole (one authenticated message), so built in memory
+            text = self._sealed(self._snapshot())
+            atomic_write_text(Path(self.path), text)
+            self._snapshot_bytes = len(text)
         self._journal.clear()
         self._changed.clear()
         self.graph.changed.clear()
