@@ -105,15 +105,11 @@ def private_copy(src: str, dest: str) -> None:
         os.fsync(out.fileno())
 
 
-def _checksum(text: str) -> str:
-    """sha256 of the snapshot text as it was before its checksum field was appended."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def _checksum_bytes(data: bytes, tail: int) -> str:
-    """``_checksum`` of a file's text from its bytes, the last ``tail`` bytes
-    (the checksum field) replaced by the "}" they took the place of, without
-    copying the file (a 100k-memory store is ~270 MB)."""
+    """sha256 of the snapshot text as it was before its checksum field was
+    appended: the file's bytes with the last ``tail`` (the field) replaced by
+    the "}" they took the place of, hashed without copying the file (a
+    100k-memory store is ~270 MB)."""
     h = hashlib.sha256(memoryview(data)[: len(data) - tail])
     h.update(b"}")
     return h.hexdigest()
