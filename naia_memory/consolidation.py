@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import replace
 from datetime import datetime
 from typing import Callable, Sequence
 
@@ -140,12 +141,41 @@ class Consolidator:
         facts = [f for f in (self.store.get(i) for i in ids) if f is not None and flt.matches(f)]
         return sorted(facts, key=lambda r: (r.created_at, r.id), reverse=True)
 
+    def _named_person(self, cand: FactCandidate, subject: str, project: str) -> FactCandidate:
+        """A sentence that opens with the name of someone the user has already
+        told about is about them: "mia got laid off" after "my roommate mia
+        works at the bakery", "지수 스벅 알바 관뒀대" after "친구 지수 스타벅스에서
+        알바해". Read alone, a lowercase name (chat) or a name Kiwi tags as a
+        common noun is not a subject; the memory knows it is one. The name must
+        be the whole subject of a fact, current or retired (a person stays
+        known after their job ended); one word lookup, O(k log n)."""
+        if _SAID_OF_ONESELF.match(cand.source_sentence or cand.content):
+            return cand
+        first = re.match(r"\s*([^\s,.!?~]+)", cand.content)
+        if not first:
+            return cand
+        word = re.sub(r"(['’]s)$", "", first.group(1))
+        toks = self.tokenizer.tokens(word)
+        if not toks:
+            return cand
+        flt = RecordFilter(project=project, kinds=(MemoryKind.FACT,), statuses=None)
+        for i, _ in self.store.keyword_top_k(toks[:1], 8, flt):
+            f = self.store.get(i)
+            theirs = str(f.metadata.get("subject", "")) if f is not None else ""
+            if theirs.startswith(f"{subject}/"):
+                who = theirs[len(subject) + 1:]
+                if self.tokenizer.tokens(who) == toks[:1] and (who.lower() == word.lower() or word.startswith(who)):
+                    return replace(cand, about=who)
+        return cand
+
     def _integrate(self, cand: FactCandidate, ep: MemoryRecord, now: datetime) -> Decision:
         tokens = self.tokenizer.tokens(cand.content)
         vec = self._ahead.vector_for(cand) if self._ahead is not None else None
         if vec is None:  # not one of the batch's candidates: embedded and searched as usual
             vec = self.embed_one(cand.content)
         subject = ep.metadata.get("subject", "user")
+        if not cand.about:
+            cand = self._named_person(cand, subject, ep.project)
         if cand.about:  # "우리 언니는 은행에 다녀" is the sister's job, not the user's
             subject = f"{subject}/{cand.about}"
         active = [f for f in self._neighbours(cand, tokens, vec, ep.project) if _related(f, subject, cand)]

@@ -49,6 +49,15 @@ def test_what_kind_of_sentence(tokenizer, text, kind):
     ("우리 형 준호는 부산에서 일해", "준호"),
     ("엄마 요즘 요가 다니셔", "엄마"),
     ("수영은 월수금에 가", None),  # a topic that is a thing, not a person
+    # chat is typed in lowercase: a word beside the relation, followed by a verb, is the name
+    ("my roommate mia works at the bakery on 3rd", "mia"),
+    ("my best friend dana just got engaged", "dana"),
+    ("my sister lives in busan", "sister"),  # "lives" is the verb, not her name
+    ("my mom finally retired", "mom"),  # an adverb is not a name
+    ("my brother gets married in june", "brother"),
+    ("친구 지수 스타벅스에서 알바해", "지수"),  # Kiwi tags 지수 a common noun ("index"); beside 친구 it is a name
+    ("친구 수영 다녀", "친구"),  # a noun followed by the verb is what the friend does
+    ("언니 회사 옮겼대", "언니"),
 ])
 def test_who_the_sentence_is_about(tokenizer, text, subject):
     assert read(text, tokenizer).subject == subject
@@ -187,6 +196,41 @@ def test_a_named_persons_fact_is_theirs_and_is_updated_as_theirs(make_system, t0
     changed = [d for d in rep.decisions if d.op in (DecisionOp.UPDATE, DecisionOp.DELETE)]
     assert changed and all("bakery downtown" in m.store.get(d.target_id).content for d in changed)
     assert "I work at a law firm" in {h.content for h in m.facts()}  # the user's own job is untouched
+
+
+@pytest.mark.parametrize("told,later,ended", [
+    ("my roommate mia works at the bakery on 3rd", "mia got laid off from the bakery, she's job hunting", "bakery on 3rd"),
+    ("친구 지수 스타벅스에서 알바해", "지수 스벅 알바 관뒀대 시험 준비한다고", "스타벅스"),
+])
+def test_a_name_the_user_has_used_is_recognised_when_a_sentence_opens_with_it(make_system, t0, told, later, ended):
+    """Read alone, "mia got laid off" has no subject a rule could trust (a
+    lowercase word); the memory knows mia is the roommate it was told about."""
+    m = make_system()
+    m.encode(content=told, role="user", now=t0)
+    m.encode(content="I work at a law firm" if told.isascii() else "나 법무법인 다녀", role="user", now=t0 + timedelta(minutes=1))
+    m.consolidate(now=t0 + timedelta(minutes=5))
+    m.encode(content=later, role="user", now=t0 + timedelta(days=2))
+    rep = m.consolidate(now=t0 + timedelta(days=2, minutes=5))
+    ends = [d for d in rep.decisions if d.op in (DecisionOp.UPDATE, DecisionOp.DELETE)]
+    assert ends and all(ended in m.store.get(d.target_id).content for d in ends)
+    assert any(h.content in ("I work at a law firm", "나 법무법인 다녀") for h in m.facts())  # the user's job stays
+    about = "mia is vegan" if told.isascii() else "지수 채식해"  # the person stays known after their fact ended
+    m.encode(content=about, role="user", now=t0 + timedelta(days=3))
+    m.consolidate(now=t0 + timedelta(days=3, minutes=5))
+    fact = next(f for f in m.facts() if f.content == about)
+    assert fact.metadata["subject"].endswith(("/mia", "/지수"))  # filed as theirs, not the user's
+
+
+def test_a_word_that_only_looks_like_a_name_is_not_one(make_system, t0):
+    """Only a name some fact is about counts: "bakery ..." opens a sentence
+    about the bakery, not about a person, even though a fact mentions it."""
+    m = make_system()
+    m.encode(content="my roommate mia works at the bakery on 3rd", role="user", now=t0)
+    m.consolidate(now=t0 + timedelta(minutes=5))
+    m.encode(content="bakery runs are my weekend thing now", role="user", now=t0 + timedelta(days=1))
+    m.consolidate(now=t0 + timedelta(days=1, minutes=5))
+    fact = next(f for f in m.facts() if f.content.startswith("bakery runs"))
+    assert fact.metadata["subject"] == "user"
 
 
 def test_the_earlier_rules_stay_available_to_compare(make_system, t0):

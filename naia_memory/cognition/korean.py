@@ -45,6 +45,9 @@ def ko_subject(text: str, morphs: Sequence[tuple[str, str]]) -> str | None:
         elif tag == "NNP" and _looks_like_person(form, morphs) and (i == 0 and (marked or nxt[0] in _KO_RELATIONS or nxt[1] in ("VCP", "XSN"))
                                                                      or names and not names[-1][0]):  # "동생 민호"
             names.append((True, form))
+        elif tag == "NNG" and names and not names[-1][0] and _looks_like_person(form, morphs) \
+                and (marked or nxt[1] in ("NNG", "NNP", "SL")):  # "친구 지수 스타벅스에서": Kiwi reads 지수 as "index"
+            names.append((True, form))
         elif not tag.startswith(("J", "X")) or names:
             break  # the sentence is about something else (or we have our person)
         if marked:

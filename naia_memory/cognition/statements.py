@@ -138,12 +138,35 @@ def _is_korean(text: str) -> bool:
 _EN_THIRD_VERB = re.compile(r"^\s*(?:[A-Z][a-z]+\s+)?[A-Z][a-z]+(?:'s|’s)?\s+(is|was|has|had|got|just|finally|and|'s|still|now|never|\w+s|\w+ed)\b")
 
 
+# words that follow "my sister" without being her name ("my sister finally moved", "my boss gets ...")
+_EN_AFTER_RELATION_NOT_NAME = frozenset(w.lower() for w in _EN_NOT_NAMES) | frozenset(
+    "is was are were has had have does did do gets got goes went says said thinks wants works lives "
+    "really also always never still just finally recently actually literally totally basically apparently officially "
+    "already usually sometimes probably definitely now currently lowkey kinda sorta and or but who that which "
+    "in at on from to with for of".split())
+_EN_VERBISH = re.compile(r"(is|was|has|had|got|gets|just|finally|still|now|never|also|\w+s|\w+ed|'s|’s)$", re.I)
+
+
+def _lowercase_name(text: str, end: int) -> str | None:
+    """Chat is typed in lowercase: "my roommate mia works at the bakery" names
+    mia as surely as "my roommate Mia" does. A word right after the relation
+    is a name when a verb follows it and it is not itself a verb, an adverb or
+    a function word ("my sister lives in busan", "my mom finally retired")."""
+    w = re.match(r"\s+([a-z][a-z'’-]{1,14})\s+([a-z'’]+)", text[end:])
+    if not w:
+        return None
+    name, nxt = w.group(1), w.group(2)
+    if name in _EN_AFTER_RELATION_NOT_NAME or name.endswith("ing") or (name.endswith("ed") and len(name) > 4):
+        return None
+    return name if _EN_VERBISH.fullmatch(nxt) else None
+
+
 def _en_subject(text: str) -> str | None:
     m = _EN_THIRD.match(text)
     if not m:
         return None
     if m.group(1):
-        return m.group(2) or m.group(1).lower()
+        return m.group(2) or _lowercase_name(text, m.end(1)) or m.group(1).lower()
     name = m.group(3)
     first = name.split()[0]
     # a capital opens every sentence: a name is followed by what a person does
