@@ -11,8 +11,6 @@ returned for the audit log, including what was not a fact and why.
 from __future__ import annotations
 
 import logging
-import re
-from dataclasses import replace
 from datetime import datetime
 from typing import Callable, Sequence
 
@@ -32,6 +30,7 @@ from .recall.signals import label_tokens
 from .recall.when import event_windows
 from .records import ACTIVE, SUPERSEDED, MemoryRecord
 from .stores.port import RecordFilter, StoragePort
+from .subjects import named_person, related
 
 log = logging.getLogger("naia_memory")
 
@@ -141,33 +140,6 @@ class Consolidator:
         facts = [f for f in (self.store.get(i) for i in ids) if f is not None and flt.matches(f)]
         return sorted(facts, key=lambda r: (r.created_at, r.id), reverse=True)
 
-    def _named_person(self, cand: FactCandidate, subject: str, project: str) -> FactCandidate:
-        """A sentence that opens with the name of someone the user has already
-        told about is about them: "mia got laid off" after "my roommate mia
-        works at the bakery", "지수 스벅 알바 관뒀대" after "친구 지수 스타벅스에서
-        알바해". Read alone, a lowercase name (chat) or a name Kiwi tags as a
-        common noun is not a subject; the memory knows it is one. The name must
-        be the whole subject of a fact, current or retired (a person stays
-        known after their job ended); one word lookup, O(k log n)."""
-        if _SAID_OF_ONESELF.match(cand.source_sentence or cand.content):
-            return cand
-        first = re.match(r"\s*([^\s,.!?~]+)", cand.content)
-        if not first:
-            return cand
-        word = re.sub(r"(['’]s)$", "", first.group(1))
-        toks = self.tokenizer.tokens(word)
-        if not toks:
-            return cand
-        flt = RecordFilter(project=project, kinds=(MemoryKind.FACT,), statuses=None)
-        for i, _ in self.store.keyword_top_k(toks[:1], 8, flt):
-            f = self.store.get(i)
-            theirs = str(f.metadata.get("subject", "")) if f is not None else ""
-            if theirs.startswith(f"{subject}/"):
-                who = theirs[len(subject) + 1:]
-                if self.tokenizer.tokens(who) == toks[:1] and (who.lower() == word.lower() or word.startswith(who)):
-                    return replace(cand, about=who)
-        return cand
-
     def _integrate(self, cand: FactCandidate, ep: MemoryRecord, now: datetime) -> Decision:
         tokens = self.tokenizer.tokens(cand.content)
         vec = self._ahead.vector_for(cand) if self._ahead is not None else None
@@ -175,10 +147,10 @@ class Consolidator:
             vec = self.embed_one(cand.content)
         subject = ep.metadata.get("subject", "user")
         if not cand.about:
-            cand = self._named_person(cand, subject, ep.project)
+            cand = named_person(cand, subject, ep.project, self.store, self.tokenizer)
         if cand.about:  # "우리 언니는 은행에 다녀" is the sister's job, not the user's
             subject = f"{subject}/{cand.about}"
-        active = [f for f in self._neighbours(cand, tokens, vec, ep.project) if _related(f, subject, cand)]
+        active = [f for f in self._neighbours(cand, tokens, vec, ep.project) if related(f, subject, cand)]
         distance = None
         mat = self.store.embeddings([f.id for f in active]) if active else None
         sims = mat @ vec if active else []
@@ -328,25 +300,6 @@ class _Lookahead:
 def _jaccard(a: list[str], b: list[str]) -> float:
     sa, sb = set(a), set(b)
     return len(sa & sb) / len(sa | sb) if sa and sb else 0.0
-
-
-_SAID_OF_ONESELF = re.compile(r"^\s*(?:(?:i|i'm|i've|my)\b|(?:나|저|난|전|내가|제가)(?:\s|는|도|가))", re.I)
-
-
-def _related(fact: MemoryRecord, subject: str, cand: FactCandidate) -> bool:
-    """A fact the new one may update: the same subject's, or one that names the
-    person the new one is about ("I live with a roommate, Kev" / "Kev moved out"),
-    or, when the new one's subject was not found, whose person it names."""
-    theirs = str(fact.metadata.get("subject", "user"))
-    if theirs == subject:
-        return True
-    if cand.about and cand.about.lower() in fact.content.lower():
-        return True
-    who = theirs.split("/", 1)[1] if "/" in theirs else None
-    if cand.about or not who or who.lower() not in cand.content.lower():
-        return False  # the new fact is about someone else ("Jake's girlfriend"), or does not name them
-    # "나 요가 등록했어 민지 따라서": said of oneself, naming a friend; 민지's facts are hers
-    return not _SAID_OF_ONESELF.match(cand.source_sentence or cand.content)
 
 
 def source_ids(r: MemoryRecord) -> list[str]:

@@ -1,0 +1,69 @@
+"""Whose fact a candidate is: the user's, or a person they named.
+
+``statements.read`` finds the subject a sentence states on its own ("My
+brother Jake works at Tesla", "우리 언니는 은행 다녀"). What it cannot see
+is what the memory already knows: that "mia" is the roommate the user told
+about, so "mia got laid off" is hers, typed in lowercase as chat is. Facts
+keep their subject as ``metadata["subject"]`` (``user`` or ``user/mia``);
+these functions read it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from .cognition.facts import FactCandidate
+from .cognition.tokenize import Tokenizer
+from .contract import MemoryKind
+from .records import MemoryRecord
+from .stores.port import RecordFilter, StoragePort
+
+SAID_OF_ONESELF = re.compile(r"^\s*(?:(?:i|i'm|i've|my)\b|(?:나|저|난|전|내가|제가)(?:\s|는|도|가))", re.I)
+
+
+def related(fact: MemoryRecord, subject: str, cand: FactCandidate) -> bool:
+    """A fact the new one may update: the same subject's, or one that names the
+    person the new one is about ("I live with a roommate, Kev" / "Kev moved out"),
+    or, when the new one's subject was not found, whose person it names."""
+    theirs = str(fact.metadata.get("subject", "user"))
+    if theirs == subject:
+        return True
+    if cand.about and cand.about.lower() in fact.content.lower():
+        return True
+    who = theirs.split("/", 1)[1] if "/" in theirs else None
+    if cand.about or not who or who.lower() not in cand.content.lower():
+        return False  # the new fact is about someone else ("Jake's girlfriend"), or does not name them
+    # "나 요가 등록했어 민지 따라서": said of oneself, naming a friend; 민지's facts are hers
+    return not SAID_OF_ONESELF.match(cand.source_sentence or cand.content)
+
+
+def named_person(cand: FactCandidate, subject: str, project: str, store: StoragePort,
+                 tokenizer: Tokenizer) -> FactCandidate:
+    """A sentence that opens with the name of someone the user has already
+    told about is about them: "mia got laid off" after "my roommate mia
+    works at the bakery", "지수 스벅 알바 관뒀대" after "친구 지수 스타벅스에서
+    알바해". Read alone, a lowercase name (chat) or a name Kiwi tags as a
+    common noun is not a subject; the memory knows it is one. The name must
+    be the whole subject of a fact, current or retired (a person stays
+    known after their job ended); one word lookup, O(k log n)."""
+    if cand.about or SAID_OF_ONESELF.match(cand.source_sentence or cand.content):
+        return cand
+    first = re.match(r"\s*([^\s,.!?~]+)", cand.content)
+    if not first:
+        return cand
+    word = re.sub(r"(['’]s)$", "", first.group(1))
+    toks = tokenizer.tokens(word)
+    if not toks:
+        return cand
+    flt = RecordFilter(project=project, kinds=(MemoryKind.FACT,), statuses=None)
+    for i, _ in store.keyword_top_k(toks[:1], 8, flt):
+        f = store.get(i)
+        theirs = str(f.metadata.get("subject", "")) if f is not None else ""
+        if theirs.startswith(f"{subject}/"):
+            who = theirs[len(subject) + 1:]
+            if tokenizer.tokens(who) == toks[:1] and (who.lower() == word.lower() or word.startswith(who)):
+                return replace(cand, about=who)
+    return cand
+
+
+__all__ = ["SAID_OF_ONESELF", "named_person", "related"]
