@@ -55,6 +55,9 @@ def test_what_kind_of_sentence(tokenizer, text, kind):
     ("my sister lives in busan", "sister"),  # "lives" is the verb, not her name
     ("my mom finally retired", "mom"),  # an adverb is not a name
     ("my brother gets married in june", "brother"),
+    ("my sister loves dogs", "sister"),  # a verb in -s before a plural is not a name and its verb
+    ("my brother left his job", "brother"),
+    ("my friend chris works nights", "chris"),
     ("친구 지수 스타벅스에서 알바해", "지수"),  # Kiwi tags 지수 a common noun ("index"); beside 친구 it is a name
     ("친구 수영 다녀", "친구"),  # a noun followed by the verb is what the friend does
     ("언니 회사 옮겼대", "언니"),

@@ -144,7 +144,12 @@ _EN_AFTER_RELATION_NOT_NAME = frozenset(w.lower() for w in _EN_NOT_NAMES) | froz
     "really also always never still just finally recently actually literally totally basically apparently officially "
     "already usually sometimes probably definitely now currently lowkey kinda sorta and or but who that which "
     "in at on from to with for of".split())
-_EN_VERBISH = re.compile(r"(is|was|has|had|got|gets|just|finally|still|now|never|also|\w+s|\w+ed|'s|’s)$", re.I)
+# what may follow a name: an auxiliary, an adverb of the moment, a past form, or a common verb of
+# a person's state ("... mia works", "... jake moved"); not any word in -s ("my sister loves dogs",
+# "my brother left his job": loves / left are not names)
+_EN_AFTER_NAME = re.compile(r"(is|was|has|had|got|gets|just|finally|still|now|never|also|works|lives|says|said|wants|"
+                            r"goes|does|teaches|studies|plays|runs|owns|drives|uses|likes|loves|hates|needs|thinks|"
+                            r"\w+ed|'s|’s)$", re.I)
 
 
 def _lowercase_name(text: str, end: int) -> str | None:
@@ -158,7 +163,7 @@ def _lowercase_name(text: str, end: int) -> str | None:
     name, nxt = w.group(1), w.group(2)
     if name in _EN_AFTER_RELATION_NOT_NAME or name.endswith("ing") or (name.endswith("ed") and len(name) > 4):
         return None
-    return name if _EN_VERBISH.fullmatch(nxt) else None
+    return name if _EN_AFTER_NAME.fullmatch(nxt) else None
 
 
 def _en_subject(text: str) -> str | None:
