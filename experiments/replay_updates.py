@@ -29,7 +29,7 @@ gain only in the pooled fit is the suite's wording. The test part is frozen:
 from __future__ import annotations
 
 import argparse
-import functools
+import hashlib
 import itertools
 import json
 import sys
@@ -90,18 +90,16 @@ def capture(cases: Iterable[Case], make_provider: Callable[[], Any],
         try:
             rec = RecordingFilter(p.contradiction_filter)
             p.contradiction_filter = rec
-            mark = len(case.existing)  # calls before the new statement are the facts' own setup
-            setup: list[int] = []
+            starts: list[int] = []  # calls made before each consolidation: run_case's last one is the new statement's
             original = p.consolidate
 
             def consolidate(*a: Any, **kw: Any) -> Any:
-                setup.append(len(rec.calls))
+                starts.append(len(rec.calls))
                 return original(*a, **kw)
 
             p.consolidate = consolidate  # type: ignore[method-assign]
             row = run_case(p, case)
-            first_new = setup[mark] if len(setup) > mark else len(rec.calls)
-            out.append(Trace(row, tuple(rec.calls[first_new:])))
+            out.append(Trace(row, tuple(rec.calls[starts[-1]:])))
         finally:
             p.close()
         if progress:
@@ -173,8 +171,6 @@ def load(path: Path, cases: Sequence[Case] | None = None) -> list[Trace]:
 
 
 def fingerprint(cases: Sequence[Case]) -> str:
-    import hashlib
-
     h = hashlib.sha256()
     for c in sorted(cases, key=lambda c: c.case_id):
         h.update(json.dumps([c.case_id, c.existing, c.new, c.expected, c.target], ensure_ascii=False).encode())
@@ -185,7 +181,7 @@ def fingerprint(cases: Sequence[Case]) -> str:
 
 def parse_settings(items: Sequence[str], grid: bool) -> list[dict[str, float]]:
     """``name=v`` (``--set``) or ``name=v1,v2`` (``--grid``) into weight overrides; the product for a grid."""
-    known = {f.name: f.type for f in fields(SlotWeights)}
+    known = {f.name for f in fields(SlotWeights)}
     axes: list[list[tuple[str, float]]] = []
     for item in items:
         name, _, vals = item.partition("=")

@@ -146,8 +146,7 @@ class Consolidator:
         if vec is None:  # not one of the batch's candidates: embedded and searched as usual
             vec = self.embed_one(cand.content)
         subject = ep.metadata.get("subject", "user")
-        if not cand.about:
-            cand = named_person(cand, subject, ep.project, self.store, self.tokenizer)
+        cand = named_person(cand, subject, ep.project, self.index.person, self.tokenizer)
         if cand.about:  # "우리 언니는 은행에 다녀" is the sister's job, not the user's
             subject = f"{subject}/{cand.about}"
         active = [f for f in self._neighbours(cand, tokens, vec, ep.project) if related(f, subject, cand)]

@@ -183,10 +183,7 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
         return np.concatenate(out) if out else np.zeros((0, self.embedder.dim), dtype=np.float32)
 
     def _embed_one(self, text: str) -> np.ndarray:
-        v = self.embedder.embed_passages([text])
-        if v.shape != (1, self.embedder.dim):
-            raise EmbedderError(f"{self.embedder.name} returned {v.shape} for one text")
-        return v[0]
+        return self._embed_many([text])[0]
 
     # ------------------------------------------------------------------ encode
     def score_importance(self, *, content: str, role: Role | str = Role.USER, project: str = "default",

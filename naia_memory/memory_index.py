@@ -3,8 +3,9 @@
 Why: consolidation used to find its work and its comparison set by scanning
 every record (every episode to find the unconsolidated ones, every fact to
 find those of the subject), so its cost per turn grew with the memory. These
-maps answer "which episodes wait", "which facts carry this attribute" and
-"which memories name this entity" in O(answer).
+maps answer "which episodes wait", "which facts carry this attribute",
+"which memories name this entity" and "is this word someone a fact is
+about" in O(answer).
 """
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ class MemoryIndex:
         """From scratch, in place (the engine's parts share this object)."""
         self._entities: dict[str, set[str]] = {}
         self._attributes: dict[tuple[str, str], set[str]] = {}
+        # (project, owner, name lower-cased) -> {fact id: the name as written}; "user/mia" is mia, the user's.
+        # Retired facts count: a person stays known after their job ended.
+        self._people: dict[tuple[str, str, str], dict[str, str]] = {}
         self.pending: set[str] = set()  # user and assistant episodes not yet consolidated
         for r in records:
             self.add(r)
@@ -31,6 +35,8 @@ class MemoryIndex:
             self._entities.setdefault(e, set()).add(r.id)
         if r.kind is MemoryKind.FACT and r.attribute:
             self._attributes.setdefault((r.project, r.attribute), set()).add(r.id)
+        if (key := _person_key(r)) is not None:
+            self._people.setdefault(key[0], {})[r.id] = key[1]
         if r.kind is MemoryKind.EPISODE and not r.consolidated:
             self.pending.add(r.id)
 
@@ -45,6 +51,11 @@ class MemoryIndex:
             ids = self._attributes.get((r.project, r.attribute))
             if ids is not None:
                 ids.discard(r.id)
+        if (key := _person_key(r)) is not None and key[0] in self._people:
+            named = self._people[key[0]]
+            named.pop(r.id, None)
+            if not named:
+                del self._people[key[0]]
         self.pending.discard(r.id)
 
     def entity(self, e: str) -> set[str]:
@@ -52,3 +63,17 @@ class MemoryIndex:
 
     def with_attribute(self, project: str, attribute: str) -> set[str]:
         return self._attributes.get((project, attribute), set())
+
+    def person(self, project: str, owner: str, name: str) -> str | None:
+        """The person ``name`` is (as a fact about them wrote it), among those
+        ``owner`` told about in ``project``; None if no fact is about them."""
+        named = self._people.get((project, owner, name.lower()))
+        return next(iter(named.values())) if named else None
+
+
+def _person_key(r: MemoryRecord) -> tuple[tuple[str, str, str], str] | None:
+    subject = r.metadata.get("subject") if r.kind is MemoryKind.FACT else None
+    if not isinstance(subject, str) or "/" not in subject:
+        return None
+    owner, who = subject.rsplit("/", 1)
+    return (r.project, owner, who.lower()), who

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from typing import Callable
 
 from .cognition.facts import FactCandidate
 from .cognition.tokenize import Tokenizer
-from .contract import MemoryKind
 from .records import MemoryRecord
-from .stores.port import RecordFilter, StoragePort
 
 SAID_OF_ONESELF = re.compile(r"^\s*(?:(?:i|i'm|i've|my)\b|(?:나|저|난|전|내가|제가)(?:\s|는|도|가))", re.I)
 
@@ -37,32 +36,26 @@ def related(fact: MemoryRecord, subject: str, cand: FactCandidate) -> bool:
     return not SAID_OF_ONESELF.match(cand.source_sentence or cand.content)
 
 
-def named_person(cand: FactCandidate, subject: str, project: str, store: StoragePort,
-                 tokenizer: Tokenizer) -> FactCandidate:
+def named_person(cand: FactCandidate, subject: str, project: str,
+                 person: Callable[[str, str, str], str | None], tokenizer: Tokenizer) -> FactCandidate:
     """A sentence that opens with the name of someone the user has already
     told about is about them: "mia got laid off" after "my roommate mia
     works at the bakery", "지수 스벅 알바 관뒀대" after "친구 지수 스타벅스에서
     알바해". Read alone, a lowercase name (chat) or a name Kiwi tags as a
-    common noun is not a subject; the memory knows it is one. The name must
-    be the whole subject of a fact, current or retired (a person stays
-    known after their job ended); one word lookup, O(k log n)."""
+    common noun is not a subject; the memory knows it is one. ``person`` is
+    ``MemoryIndex.person``: a name some fact, current or retired, is about (a
+    person stays known after their job ended), looked up as written and as
+    its first token ("지수가" is 지수), in O(1)."""
     if cand.about or SAID_OF_ONESELF.match(cand.source_sentence or cand.content):
         return cand
     first = re.match(r"\s*([^\s,.!?~]+)", cand.content)
     if not first:
         return cand
     word = re.sub(r"(['’]s)$", "", first.group(1))
-    toks = tokenizer.tokens(word)
-    if not toks:
-        return cand
-    flt = RecordFilter(project=project, kinds=(MemoryKind.FACT,), statuses=None)
-    for i, _ in store.keyword_top_k(toks[:1], 8, flt):
-        f = store.get(i)
-        theirs = str(f.metadata.get("subject", "")) if f is not None else ""
-        if theirs.startswith(f"{subject}/"):
-            who = theirs[len(subject) + 1:]
-            if tokenizer.tokens(who) == toks[:1] and (who.lower() == word.lower() or word.startswith(who)):
-                return replace(cand, about=who)
+    for name in (word, *tokenizer.tokens(word)[:1]):
+        who = person(project, subject, name)
+        if who is not None:
+            return replace(cand, about=who)
     return cand
 
 

@@ -401,3 +401,24 @@ def test_an_ending_that_names_the_thing_finds_it_among_other_facts(tokenizer, e5
     olds = ["I live in Osaka", "I work at a bakery downtown", "I play bass in a band", "I moved to Kyoto last month"]
     v = _verdict(tokenizer, e5, olds, "I left the band, too many late nights")
     assert (v.op, v.target_id) == ("delete", "f2"), v
+
+
+def test_the_people_a_user_named_are_kept_in_the_index_and_survive_a_reopen(make_system, t0, tmp_path):
+    """``MemoryIndex.person`` answers "is this word someone a fact is about"
+    without a search; it is rebuilt from the store on open, and a person whose
+    only fact was forgotten is no longer known."""
+    path = tmp_path / "people.json"
+    m = make_system(path=path)
+    m.encode(content="my roommate mia works at the bakery on 3rd", role="user", now=t0)
+    m.consolidate(now=t0 + timedelta(minutes=5))
+    assert m.index.person("default", "user", "MIA") == "mia" and m.index.person("default", "user", "jake") is None
+    assert m.index.person("other-project", "user", "mia") is None
+    m.close()
+    again = make_system(path=path)
+    assert again.index.person("default", "user", "mia") == "mia"
+    again.encode(content="mia is vegan", role="user", now=t0 + timedelta(days=1))
+    again.consolidate(now=t0 + timedelta(days=1, minutes=5))
+    assert next(f for f in again.facts() if f.content == "mia is vegan").metadata["subject"] == "user/mia"
+    for f in list(again.facts()):
+        again.forget(memory_id=f.id)
+    assert again.index.person("default", "user", "mia") is None
