@@ -40,10 +40,8 @@ def test_replay_with_the_capture_weights_is_the_experiment(traces, emb):
 
 def test_only_the_new_statements_calls_are_kept(traces):
     for t, case in zip(traces, CASES):
+        assert all(c.new_text in case.new for c in t.calls)  # each call judges a sentence of the new statement
         assert all(c.new_text != text for c in t.calls for text in case.existing if text != case.new)
-        ids = {f.id for c in t.calls for f in c.existing}
-        assert t.row["target_id"] is None or t.row["target_id"] in ids or not t.calls or not t.row["setup_ok"] \
-            or t.row["predicted"] == "keep"
 
 
 def test_a_weight_that_moves_changes_the_decisions(traces):
