@@ -48,7 +48,7 @@ from .suites.natural import padded, update_cases
 from .tasks.contradiction import run_case, score, summarize
 
 DEFAULT_DIR = Path("outputs/replay")
-FORMAT = 1
+FORMAT = 2  # 2: the subject the memory knows (``about``) is recorded
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,7 @@ class Call:
     new_text: str
     attr: str | None
     existing: tuple[FactView, ...]
+    about: str | None = None  # the person the memory knows the statement is about
 
 
 @dataclass(frozen=True)
@@ -76,9 +77,10 @@ class RecordingFilter:
         self.name = inner.name
         self.calls: list[Call] = []
 
-    def judge(self, new_text: str, attr: Any, values: frozenset[str], existing: Sequence[FactView]) -> Verdict:
-        self.calls.append(Call(new_text, attr.name if attr is not None else None, tuple(existing)))
-        return self.inner.judge(new_text, attr, values, existing)
+    def judge(self, new_text: str, attr: Any, values: frozenset[str], existing: Sequence[FactView],
+              about: str | None = None) -> Verdict:
+        self.calls.append(Call(new_text, attr.name if attr is not None else None, tuple(existing), about))
+        return self.inner.judge(new_text, attr, values, existing, about=about)
 
 
 def capture(cases: Iterable[Case], make_provider: Callable[[], Any],
@@ -122,7 +124,7 @@ def replay(traces: Sequence[Trace], weights: SlotWeights = SlotWeights(), centre
         hit = None
         for c in t.calls:
             existing = c.existing if centred else [replace(f, centred=None) for f in c.existing]
-            v = judge.judge(c.new_text, attribute(c.attr) if c.attr else None, frozenset(), existing)
+            v = judge.judge(c.new_text, attribute(c.attr) if c.attr else None, frozenset(), existing, about=c.about)
             if v.op in ("supersede", "delete"):
                 hit = v
                 break
@@ -143,7 +145,8 @@ def path_for(out_dir: Path, split: str, pad: int, embedder: str) -> Path:
 def save(path: Path, traces: Sequence[Trace], meta: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     data = {"format": FORMAT, "meta": meta, "traces": [
-        {"row": t.row, "calls": [{"new_text": c.new_text, "attr": c.attr, "existing": [asdict(f) for f in c.existing]}
+        {"row": t.row, "calls": [{"new_text": c.new_text, "attr": c.attr, "about": c.about,
+                                  "existing": [asdict(f) for f in c.existing]}
                                  for c in t.calls]} for t in traces]}
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, ensure_ascii=False, default=sorted), encoding="utf-8")
@@ -158,8 +161,8 @@ def load(path: Path, cases: Sequence[Case] | None = None) -> list[Trace]:
     if data.get("format") != FORMAT:
         raise ValueError(f"{path}: capture format {data.get('format')!r}, expected {FORMAT}; capture again")
     traces = [Trace(t["row"], tuple(Call(c["new_text"], c["attr"], tuple(
-        FactView(f["id"], f["content"], f["attribute"], frozenset(f["values"]), f["similarity"], f["centred"])
-        for f in c["existing"])) for c in t["calls"])) for t in data["traces"]]
+        FactView(f["id"], f["content"], f["attribute"], frozenset(f["values"]), f["similarity"], f["centred"], f["about"])
+        for f in c["existing"]), c["about"]) for c in t["calls"])) for t in data["traces"]]
     if cases is not None:
         want = {c.case_id: c for c in cases}
         got = [t.row["case_id"] for t in traces]

@@ -30,7 +30,7 @@ from .recall.signals import label_tokens
 from .recall.when import event_windows
 from .records import ACTIVE, SUPERSEDED, MemoryRecord
 from .stores.port import RecordFilter, StoragePort
-from .subjects import named_person, related
+from .subjects import named_person, person_of, related
 
 log = logging.getLogger("naia_memory")
 
@@ -165,10 +165,10 @@ class Consolidator:
         centred = [None] * len(active)
         if active and self.background is not None:  # which fact it is about, judged with the common directions taken out too
             centred = [float(c) for c in centred_cosines(mat, vec, self.background(language(cand.content)))]
-        existing = [FactView(f.id, f.content, f.attribute, frozenset(f.metadata.get("values", ())), float(s), c)
+        existing = [FactView(f.id, f.content, f.attribute, frozenset(f.metadata.get("values", ())), float(s), c, person_of(f))
                     for f, s, c in zip(active, sims, centred)]
         try:
-            verdict = self.contradiction_filter.judge(cand.content, attr, values, existing)
+            verdict = self.contradiction_filter.judge(cand.content, attr, values, existing, about=cand.about)
         except UnparseableAnswer as e:
             log.warning("contradiction filter answer could not be parsed: %s", e.raw)
             return Decision(DecisionOp.UNDECIDED, cand.content, None, None, distance, f"filter answer unparseable: {e.why}",

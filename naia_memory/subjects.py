@@ -20,6 +20,12 @@ from .records import MemoryRecord
 SAID_OF_ONESELF = re.compile(r"^\s*(?:(?:i|i'm|i've|my)\b|(?:나|저|난|전|내가|제가)(?:\s|는|도|가))", re.I)
 
 
+def person_of(fact: MemoryRecord) -> str | None:
+    """The person a fact is about ("user/mia" -> "mia"); None for the speaker's own."""
+    theirs = str(fact.metadata.get("subject", "user"))
+    return theirs.split("/", 1)[1] if "/" in theirs else None
+
+
 def related(fact: MemoryRecord, subject: str, cand: FactCandidate) -> bool:
     """A fact the new one may update: the same subject's, or one that names the
     person the new one is about ("I live with a roommate, Kev" / "Kev moved out"),
@@ -29,7 +35,7 @@ def related(fact: MemoryRecord, subject: str, cand: FactCandidate) -> bool:
         return True
     if cand.about and cand.about.lower() in fact.content.lower():
         return True
-    who = theirs.split("/", 1)[1] if "/" in theirs else None
+    who = person_of(fact)
     if cand.about or not who or who.lower() not in cand.content.lower():
         return False  # the new fact is about someone else ("Jake's girlfriend"), or does not name them
     # "나 요가 등록했어 민지 따라서": said of oneself, naming a friend; 민지's facts are hers
@@ -59,4 +65,4 @@ def named_person(cand: FactCandidate, subject: str, project: str,
     return cand
 
 
-__all__ = ["SAID_OF_ONESELF", "named_person", "related"]
+__all__ = ["SAID_OF_ONESELF", "named_person", "person_of", "related"]

@@ -139,7 +139,7 @@ class _Seeing:
     def __init__(self):
         self.seen = []
 
-    def judge(self, new_text, attr, values, existing):
+    def judge(self, new_text, attr, values, existing, about=None):
         self.seen.append(list(existing))
         return Verdict("add", None, "recorded")
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 
 import pytest
@@ -86,8 +87,11 @@ def test_the_llm_update_filter_is_scored_on_the_natural_suite(tmp_path, tokenize
 
     def oracle(msgs):
         user = msgs[-1]["content"]
-        new = user.split("\n", 1)[0].removeprefix("NEW: ")
-        listing = user.split("EXISTING:\n", 1)[1].splitlines()
+        def said(line):  # a memory about a person the user named carries "(about <name>)"
+            return re.sub(r" \(about [^)]*\)$", "", line)
+
+        new = said(user.split("\n", 1)[0].removeprefix("NEW: "))
+        listing = [said(line) for line in user.split("EXISTING:\n", 1)[1].splitlines()]
         for c in cases:
             if new in c.new and c.expected != "keep":
                 target = c.existing[c.target]
@@ -111,3 +115,17 @@ def test_the_llm_update_filter_is_scored_on_the_natural_suite(tmp_path, tokenize
     assert scores["oracle"]["applicable"] and scores["oracle"]["fpr"] == 0.0
     assert scores["oracle"]["recall"] >= 0.9 and scores["oracle"]["precision"] == 1.0
     assert scores["always-add"]["recall"] == 0.0 and scores["always-add"]["fpr"] == 0.0
+
+
+def test_the_llm_filter_is_told_whom_each_memory_is_about():
+    """A model cannot know that "theo" is the roommate unless it is told; the
+    engine's knowledge of whose fact is whose goes into the prompt."""
+    from naia_memory.llm.contradiction_filter import FactView, LLMContradictionFilter
+
+    llm = ScriptedLLM(['{"op": "UPDATE", "target": 1}'])
+    old = [FactView("f0", "my roommate theo works nights at the warehouse", None, frozenset(), 0.9, about="theo")]
+    v = LLMContradictionFilter(llm).judge("theo moved to the day shift", None, frozenset(), old, about="theo")
+    assert (v.op, v.target_id) == ("supersede", "f0")
+    asked = llm.calls[0][-1]["content"]
+    assert "NEW: theo moved to the day shift (about theo)" in asked
+    assert "1. my roommate theo works nights at the warehouse (about theo)" in asked

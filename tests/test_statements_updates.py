@@ -422,3 +422,73 @@ def test_the_people_a_user_named_are_kept_in_the_index_and_survive_a_reopen(make
     for f in list(again.facts()):
         again.forget(memory_id=f.id)
     assert again.index.person("default", "user", "mia") is None
+
+
+# --- session 27: a thing named bare, a value said to stay, a denial, a state since a date
+
+@pytest.mark.parametrize("text,personal", [
+    ("hulu raised the price again, 18 bucks now", False),  # chat drops "my": a thing named bare does something
+    ("the dentist's office moved to the mall", False),
+    ("comcast raised my bill again", True),  # the speaker is in it
+    ("got married in june!!", True),  # chat drops "I" too: a verb first is the speaker's doing
+    ("finally quit vaping", True),
+    ("Theo and I moved in together", True),
+    ("i'm engaged to theo", True),
+])
+def test_a_thing_named_without_my_that_does_something_is_not_the_speakers_state(tokenizer, text, personal):
+    assert read(text, tokenizer).personal is personal
+
+
+def test_the_judge_reads_a_sentence_as_about_the_person_the_memory_knows(tokenizer):
+    """Alone, "theo moved to ..." reads like a thing doing something (a
+    lowercase word, then a past verb); told it is about theo, a person the
+    memory knows, the judge compares it with theo's facts."""
+    from naia_memory.llm.contradiction_filter import FactView, StatementContradictionFilter
+
+    judge = StatementContradictionFilter(tokenizer)
+    old = [FactView("f0", "my roommate theo works nights at the warehouse", None, frozenset(), 0.9, 0.5, about="theo")]
+    new = "theo moved to the day shift at the warehouse"
+    assert judge.judge(new, None, frozenset(), old).op == "add"
+    v = judge.judge(new, None, frozenset(), old, about="theo")
+    assert (v.op, v.target_id) == ("supersede", "f0")
+
+
+@pytest.mark.parametrize("olds,new,op", [
+    (["I drive a Subaru Outback"], "bought an e-bike for the commute, the outback stays for road trips", "add"),
+    (["아이패드 써"], "갤럭시탭 하나 샀어 아이패드는 그대로 쓰고", "add"),
+    (["I drive a Subaru Outback"], "sold the outback, bought an e-bike", "supersede"),  # nothing said to stay
+])
+def test_a_value_said_to_stay_is_kept_beside_the_new_one(tokenizer, e5, olds, new, op):
+    assert _verdict(tokenizer, e5, olds, new).op == op
+
+
+@pytest.mark.parametrize("olds,new,ends", [
+    (["토요일마다 동네 도서관 봉사 다녀"], "도서관 봉사 안 나가 요즘 바빠서", True),
+    (["I take my coffee black"], "no sugar no cream, black coffee as usual", False),  # the denial names other things
+    (["넷플릭스 구독해"], "넷플릭스는 절대 못 끊어", False),  # a denied ending restates
+])
+def test_a_clause_that_denies_the_old_thing_ends_it(tokenizer, e5, olds, new, ends):
+    assert (_verdict(tokenizer, e5, olds, new).op == "delete") is ends
+
+
+def test_cues_of_a_state_that_began_stayed_or_was_compared(tokenizer):
+    assert read("been at the new studio since february", tokenizer).shift  # a state that began at a date
+    assert read("she's been at a startup since last spring", tokenizer).shift
+    assert not read("I've been living here since 2019", tokenizer).shift  # how long, not a change
+    assert read("the new plan is way cheaper than verizon", tokenizer).replaces  # names the other side
+    r = read("sushi has overtaken ramen as my go-to", tokenizer)
+    assert r.switch and r.replaces
+    for text in ("2 months without a drink", "haven't smoked since march", "let my gym membership expire"):
+        assert read(text, tokenizer).ending, text
+
+
+def test_something_shifted_so_still_tells_another_aspect(tokenizer, e5):
+    v = _verdict(tokenizer, e5, ["I work the night shift at the warehouse"], "on the day shift now, still ten hour days though")
+    assert v.op == "supersede"
+
+
+def test_korean_resultative_transfer_and_hedge(tokenizer):
+    assert not read("실손보험 현대해상으로 들어놨어", tokenizer).episodic  # -어 놓았다: a state that holds
+    assert read("어제 짐 다 싸놨어", tokenizer).episodic  # said of a given day
+    assert read("마케팅팀으로 발령 났어", tokenizer).switch  # moved within the employer
+    assert read("다음 달부터 헬스 다녀보려고, 꾸준히 할진 모르겠지만", tokenizer).kind == "hypothetical"

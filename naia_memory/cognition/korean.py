@@ -147,7 +147,9 @@ def ko_thing_does(morphs: Sequence[tuple[str, str]]) -> bool:
 KO_SWITCH_LEMMAS = frozenset({"갈아타", "바꾸", "옮기", "넘어오", "넘어가", "이사", "이직", "전직", "등록", "구입", "장만", "입사", "취직", "취업",
                                "합격", "올리", "내리", "늘리", "줄이", "시작", "차리", "개업", "창업", "바뀌", "가입", "돌아오", "돌아가",
                                # getting a thing that takes the place of one ("개통했어", "출고했다", "차 뽑았어")
-                               "개통", "출고"})
+                               "개통", "출고",
+                               # moved within an employer ("재무팀으로 발령 났어요", "지방으로 전근 갔어")
+                               "발령", "전근", "전보"})
 
 
 __all__ = ["KO_SWITCH_LEMMAS", "ko_asks_last", "ko_mood", "ko_plain_polite", "ko_subject", "ko_thing_does"]

@@ -45,6 +45,7 @@ class Reading:
     personal: bool = True  # its grammatical subject is the speaker or the person named, not "it", "you", "the event"
     shift: bool = False  # says it differs from before ("now", "이제", "지금은", "a new"), not only that it holds these days
     replaces: bool = False  # names what was left behind: "instead of", "switched from", "X 대신", "X에서 Y로 바꿨어"
+    denials: tuple[str, ...] = ()  # its clauses (lowercased) that deny a verb: "연세치과는 넘 멀어서 안 가요"
 
     @property
     def is_fact(self) -> bool:
@@ -70,9 +71,15 @@ _EN = {
     # the words of "change" that contrast with before, not those that only place a
     # statement in the present ("these days", "currently": a habit may be old)
     "shift": re.compile(r"\b((?<!right )(?<!for )(?<!just )(?<!until )(?<!by )now|finally|anymore|(a|my|our) new|got (a|my) new)\b"
-                        r"|\bbeen \w+ing\b(?: \w+){0,4} since (i|we) \w+ed\b|\bbeen \w+ing\b(?: \w+){0,4} since (i|we) (got|bought|moved|left|quit|joined)\b", re.I),  # "been driving in since i got the car": a state that began
-    "switch": re.compile(r"\bgot (a|an|the|my|our) (?-i:[A-Z0-9])|\b(switched|changed|moved( \w+){0,3}( over)?( to| in| into| over| up| down)|turned \d+|increased|decreased|raised|lowered|cut (down|back)|relocated|transferred|started|starting|began|took up|picked up|instead|replaced|upgraded|downgraded|swapped|traded|became|joined|went into|got into|signed up|bought|adopted|got hired|promoted|ported|opened|launched|took over|back (on|to)|down to|up to)\b", re.I),
-    "ending": re.compile(r"(\b(anymore|any more|no longer|quit|quitting|stopped|gave up|(?<!my )(?<!the )(?<!his )(?<!her )(?<!our )(?<!your )(?<!on the )(?<!to the )left(?![- ](handed|hand|side|knee|leg|arm|eye|ear|foot|feet|shoulder|wrist|lane|turn|wing|field|over))|sold|broke up|split up|retired|dropped( out)?|cancel+ed|ended|got rid of|moved out|done with|no more|wrapped up|fell apart|shut down|took me off|laid off|got fired|(is|'s|are|was) (over|gone|done)|totall?ed|wrecked|(was|got) stolen|lost (my|our)|died|passed away|put (him|her|it) down|cut out|cutting out|ditched|dumped|resigned|stepped down|let go|moved on|walked away|unsubscribed|deleted|uninstalled|gave away|rehomed|divorced|separated|graduated|let (it|them|my \w+) lapse|expired|kicked the habit|sober|call(ed)? off|put (him|her|it|them|[A-Z][a-z]+) down|closed (the|my|our|down|for good|permanently)|went (out of business|bust|under)|shelved)\b|n't\b.*\b(anymore|any more)\b)", re.I),
+                        r"|\bbeen \w+ing\b(?: \w+){0,4} since (i|we) \w+ed\b|\bbeen \w+ing\b(?: \w+){0,4} since (i|we) (got|bought|moved|left|quit|joined)\b"
+                        # "been at rivian since march", "been going to the ymca since january": a state that began at a recent point
+                        r"|\bbeen\b(?: [\w'-]+){0,5} since (jan(uary)?|feb(ruary)?|march|april|may|june|july|aug(ust)?|sept?(ember)?|oct(ober)?|nov(ember)?|dec(ember)?|"
+                        r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|last (week|month|year|spring|summer|fall|autumn|winter|\w+day)|"
+                        r"new year'?s?|the (start|beginning|end) of|this (week|month|year|spring|summer|fall|autumn|winter))\b", re.I),  # "been driving in since i got the car": a state that began
+    "switch": re.compile(r"\bgot (a|an|the|my|our) (?-i:[A-Z0-9])|\b(switched|changed|moved( \w+){0,3}( over)?( to| in| into| over| up| down)|turned \d+|increased|decreased|raised|lowered|cut (down|back)|relocated|transferred|started|starting|began|took up|picked up|instead|replaced|overt(ook|aken)|upgraded|downgraded|swapped|traded|became|joined|went into|got into|signed up|bought|adopted|got hired|promoted|ported|opened|launched|took over|back (on|to)|down to|up to)\b", re.I),
+    "ending": re.compile(r"(\b(anymore|any more|no longer|quit|quitting|stopped|gave up|(?<!my )(?<!the )(?<!his )(?<!her )(?<!our )(?<!your )(?<!on the )(?<!to the )left(?![- ](handed|hand|side|knee|leg|arm|eye|ear|foot|feet|shoulder|wrist|lane|turn|wing|field|over))|sold|broke up|split up|retired|dropped( out)?|cancel+ed|ended|got rid of|moved out|done with|no more|wrapped up|fell apart|shut down|took me off|laid off|got fired|(is|'s|are|was) (over|gone|done)|totall?ed|wrecked|(was|got) stolen|lost (my|our)|died|passed away|put (him|her|it) down|cut out|cutting out|ditched|dumped|resigned|stepped down|let go|moved on|walked away|unsubscribed|deleted|uninstalled|gave away|rehomed|divorced|separated|graduated|let (it|them|(my|our|the) (\w+ ){0,2}\w+) (lapse|expire)|expired|kicked the habit|sober|call(ed)? off|put (him|her|it|them|[A-Z][a-z]+) down|closed (the|my|our|down|for good|permanently)|went (out of business|bust|under)|shelved)\b|n't\b.*\b(anymore|any more)\b"
+                         # "3 weeks without a cigarette", "haven't had a drink since new year's": an abstention that began
+                         r"|\b(days?|weeks?|months?|years?) (without|w/o|off|clean|sober)\b|\b(haven'?t|hasn'?t|have not|has not)\b[^.,;!?]{0,40}\bsince\b)", re.I),
     "additive": re.compile(r"\b(also|as well|another|in addition|additionally|added|second|both|plus)\b|\btoo\b(?=\s*[,.!?)]|\s*$)", re.I),
     "still": re.compile(r"\b(still|as always|as usual|yep still|same as before|remains?)\b", re.I),
     "negation": re.compile(r"\b(not|no|never|none|nobody|nothing)\b|n't\b|\b(anymore|no longer)\b", re.I),
@@ -103,7 +110,7 @@ _KO = {
     "thanks": re.compile(r"^\s*(오|아|와|진짜|정말|넘|너무)?\s*(고마워|고맙|감사|땡큐|ㄳ|ㄱㅅ)|^\s*(큰\s*)?(도움|도움이)\s*(많이\s*)?(됐|되었|돼)"),
     "filler": re.compile(r"^(\s*([ㅋㅎㅠㅜ]+|응+|어+|네+|예|그래|그렇구나|아하+|오케이|오키|ㅇㅇ|ㅇㅋ|헐|대박|와+|음+|아+|좋아|알겠어|알았어|맞아)\s*[!~.?ㅋㅎ,]*)+\s*$"),
     "request": re.compile(r"(줘\s*[.!?~]*\s*$|주세요\s*[.!?~]*\s*$|해\s?줘|해\s?주세요|알려\s?줘|알려\s?주세요|추천해|찾아\s?줘|부탁|줄래|주실래요|해\s?줄\s?수|보여\s?줘|정리해|써\s?줘|만들어\s?줘|기억해\s?줘|잡아\s?줘)"),
-    "hypothetical": re.compile(r"(만약|만일|혹시|으면 좋겠|했으면|할까|갈까|볼까|살까|고민|싶어|싶다|싶은데|생각 중|생각중|지도 몰라|수도 있|려나|나 봐)"),
+    "hypothetical": re.compile(r"(만약|만일|혹시|으면 좋겠|했으면|할까|갈까|볼까|살까|고민|싶어|싶다|싶은데|생각 중|생각중|지도 몰라|(?<=[가-힣])(지|진|지는)\s*모르겠|수도 있|려나|나 봐)"),
     "plan": re.compile(r"(예정|계획|할 거야|갈 거야|할거야|갈거야|ㄹ 거야|다음 주|다음주|다음 달|다음달|내년|내일|곧|려고)"),
     "past": re.compile(r"(예전에|옛날에|어릴\s*때|어렸을\s*때|학생\s*때|대학\s*때|그때는|그땐|전에는|한때)"),
     "change": re.compile(r"(이제|요즘|지금은|새로|새 |드디어|됐어|되었|원래)"),
@@ -203,8 +210,9 @@ def _episodic(s: str, ko: bool, morphs: Sequence[tuple[str, str]], switch: bool,
         return False
     if _DAY_WORDS.search(s):
         return True
-    if ko:
-        return any(t == "EP" and f in ("었", "았", "였", "었었", "았었") for f, t in morphs)
+    if ko:  # "-어 놓았다 / -어 두었다" tells a state that results and holds ("실비보험 삼성화재로 들어놨어요")
+        return any(t == "EP" and f in ("었", "았", "였", "었었", "았었") for f, t in morphs) \
+            and not any(t == "VX" and f in ("놓", "두") for f, t in morphs)
     return _EN_PAST.search(s) is not None
 
 
@@ -225,13 +233,35 @@ _EN_OTHER_OPENER = re.compile(r"^\W*(it|it's|its|this|that|that's|these|those|th
 
 
 # an explicit replacement names the old value as the thing left behind:
-# "switched to biking, the train got too crowded", "instead of", "X 말고", "X 대신", "X에서 Y로 바꿨어"
-_REPLACES = re.compile(r"\b(from|instead of|rather than|in place of|replac\w*|swapp?\w*|switch\w*|trad(ed|ing) in)\b|대신|말고|에서\s*\S+\s*(으)?로|(으)?로\s*(바꿨|바꿔|바꿈|갈아|넘어)", re.I)
+# "switched to biking, the train got too crowded", "instead of", "X 말고", "X 대신", "X에서 Y로 바꿨어";
+# a comparison names the other side: "likes it way better than samsung", "less crowded than planet fitness was"
+_REPLACES = re.compile(r"\b(from|instead of|rather than|in place of|replac\w*|swapp?\w*|switch\w*|trad(ed|ing) in|overt(ook|aken|akes)|(\w+er|more \w+|less \w+) than)\b|대신|말고|에서\s*\S+\s*(으)?로|(으)?로\s*(바꿨|바꿔|바꿈|갈아|넘어)", re.I)
 # "my gym moved ...", "our office got ...": a thing of the speaker's that does something
 _EN_NOT_NOUN = r"(?:is|was|are|were|has|have|had|will|would|can|could|does|did|do|not|never|just|still)\b"
 _EN_THING_DOES = re.compile(rf"^\W*(?:my|our)\s+(?:(?!{_EN_RELATION}\b|{_EN_NOT_NOUN})[a-z0-9'-]+\s+){{0,2}}?(?!{_EN_RELATION}\b|{_EN_NOT_NOUN})[a-z0-9'-]+"
                             r"\s+(?:just\s+|finally\s+|also\s+)?(?!(?:used|need|wanted|liked|loved|hated)\b)"
                             r"(?:\w+ed|got|went|came|took|made|ran|broke|shut|sold|left|began|became|fell|grew|rose|put|cut|raised)\b", re.I)
+# "netflix raised the price again", "dr. lee's clinic moved": chat drops "my"; a thing named bare
+# does something. The words before the verb must not be a verb or an adverb themselves (chat
+# also drops "I": "got married", "finally quit", "sold the car", "kids started school" is not this)
+_EN_IRREGULAR = ("go|goes|went|gone|get|gets|got|gotten|make|made|take|took|taken|come|came|run|ran|break|broke|buy|bought|"
+                 "sell|sold|leave|left|quit|begin|began|become|became|fall|fell|grow|grew|rise|rose|put|cut|keep|kept|find|"
+                 "found|give|gave|lose|lost|pay|paid|see|saw|tell|told|think|thought|feel|felt|have|had|do|did|say|said|eat|"
+                 "ate|drink|drank|drive|drove|ride|rode|write|wrote|read|sleep|slept|spend|spent|win|won|meet|met|send|sent|"
+                 "build|built|hit|let|set|sit|sat|stand|stood|teach|taught|catch|caught|bring|brought|hold|held|hear|heard|"
+                 "wake|woke|wear|wore|swim|swam|throw|threw|fly|flew|forget|forgot|switch|move|start|stop|join|try|tried|"
+                 "use|need|want|like|love|hate|live|work|play|moving|back|home|still|also|just|only|even|really|never|"
+                 "always|now|then|today|tonight|yesterday|tomorrow|recently|lately|finally|again|since|after|before|when|"
+                 "while|once|last|next|first|every|this|that|these|those|some|all|both|no|not|so|and|but|or|yes|yeah|ok|okay|"
+                 "kids?|family|everyone|everybody|nobody|someone|somebody|new|old|"
+                 "i|i'm|i’m|im|i've|ive|i'd|me|my|we|we're|we've|us|our|you|your|he|he's|she|she's|they|they're|it|it's|its")
+_EN_BARE_THING_DOES = re.compile(
+    rf"^\W*(?!(?:{_EN_IRREGULAR}|{_EN_RELATION}|{_EN_NOT_NOUN})\b)(?![a-z'-]*(?:ed|ing|ly)\b)[a-z][a-z0-9'’.&-]*"
+    rf"(?:\s+(?!(?:{_EN_IRREGULAR}|{_EN_NOT_NOUN})\b)(?![a-z'-]*(?:ed|ing|ly)\b)[a-z0-9][a-z0-9'’.&-]*){{0,2}}?"
+    r"\s+(?:just\s+|finally\s+|also\s+)?(?!(?:used|need|wanted|liked|loved|hated)\b)"
+    r"(?:\w+ed|went|came|took|made|ran|broke|shut|sold|began|became|fell|grew|rose|cut)\b", re.I)
+
+
 def _personal(s: str, ko: bool, subject: str | None, morphs: Sequence[tuple[str, str]] = (), ending: bool = False) -> bool:
     """Whose state the sentence tells. English marks the subject: "I/we/my ...",
     or none at all in chat ("switched to oat milk"), is the speaker; a named
@@ -246,7 +276,7 @@ def _personal(s: str, ko: bool, subject: str | None, morphs: Sequence[tuple[str,
         return True
     if ko:
         return ending or not ko_thing_does(morphs)
-    thing = _EN_THING_DOES.match(s)
+    thing = _EN_THING_DOES.match(s) or _EN_BARE_THING_DOES.match(s)
     if thing and not ending and not re.search(r"\b(me|i|my|myself)\b", re.split(r"[,.;!?]| and | but | so ", s[thing.end():])[0], re.I):
         return False
     opener = _EN_OTHER_OPENER.match(s)
@@ -279,6 +309,21 @@ def _renewal(s: str, cues: dict, tokenizer) -> bool:
                 and any(not _generic(t) for t in tokenizer.tokens(clause)):
             return True
     return False
+
+
+_VERB_DENIAL = {True: re.compile(r"(?<![가-힣])(안|못)\s*[가-힣]|않"),
+                False: re.compile(r"\b(don'?t|doesn'?t|didn'?t|do not|does not|not|never|no longer|won'?t|can'?t|isn'?t|aren'?t|wasn'?t)\s+\w", re.I)}
+
+
+# clauses as ``_CLAUSE``, but a reason stays with what it explains ("넘 멀어서 안 가요")
+_DENIAL_CLAUSE = re.compile(r"[,.;!?…]+|\s(?:and|but|so|then)\s|(?<=[가-힣])(?:고|는데|지만)\s")
+
+
+def _denials(s: str, ko: bool, cues: dict) -> tuple[str, ...]:
+    """The clauses that deny a verb, without an ending cue of their own (a
+    denied ending, "절대 못 끊어", restates)."""
+    return tuple(c.strip().lower() for c in _DENIAL_CLAUSE.split(s)
+                 if c and _VERB_DENIAL[ko].search(c) and not cues["ending"].search(c))
 
 
 def read(text: str, tokenizer) -> Reading:
@@ -334,7 +379,7 @@ def read(text: str, tokenizer) -> Reading:
     content = frozenset(t for t in content if t not in voc_tokens)
     names = frozenset(t for t in content for p in proper for t2 in tokenizer.tokens(p) if t == t2)
     return Reading(text=s, kind=kind, names=names, subject=subject, personal=_personal(s, ko, subject, morphs, ending), negated=has("negation"), past=past, plan=_plan(s, ko, morphs, has("plan")),
-                   change=has("change") or has("switch") or any(f in KO_SWITCH_LEMMAS for f, _ in morphs), switch=switch, episodic=_episodic(s, ko, morphs, switch, ending, has("change") or has("shift")), renewal=_renewal(s, cues, tokenizer), replaces=_REPLACES.search(s) is not None, ending=ending, additive=additive, still=has("still"),
+                   change=has("change") or has("switch") or any(f in KO_SWITCH_LEMMAS for f, _ in morphs), switch=switch, episodic=_episodic(s, ko, morphs, switch, ending, has("change") or has("shift")), renewal=_renewal(s, cues, tokenizer), replaces=_REPLACES.search(s) is not None, denials=_denials(s, ko, cues), ending=ending, additive=additive, still=has("still"),
                    predicate=_predicate(morphs, s), content=content, shift=has("shift"))
 
 

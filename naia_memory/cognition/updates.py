@@ -115,6 +115,32 @@ def _still_named(new: Reading, old: Reading, attr: Attribute | None) -> bool:
     return all(v in tail or (has_hangul(v) and any(w in v for w in words)) for v in value)
 
 
+# "..., keeping the sapphire for travel", "the accord stays my daily", "갤럭시는 그대로 쓰고": a value said to stay
+_KEPT = re.compile(r"\b(keep|keeps|keeping|kept|stays?|staying|remains?)\b|그대로|유지", re.I)
+_CLAUSES = re.compile(r"[,.;!?…]+|\s(?:and|but|so|while)\s|(?<=[가-힣])(?:고|는데|지만)\s")
+
+
+def _kept(new: Reading, old: Reading) -> bool:
+    """A clause of the new statement says a thing the old fact names stays:
+    what the statement brings is one more, beside it. The old fact's own
+    words, not its predicate, must be in that clause."""
+    words = [t for t in old.content if t != old.predicate and len(t) >= 2]
+    for clause in _CLAUSES.split(new.text.lower()):
+        if clause and _KEPT.search(clause) and any(w in clause for w in words):
+            return True
+    return False
+
+
+def _denied(new: Reading, old: Reading) -> bool:
+    """A clause that denies (a verb's negation, no ending cue of its own) names
+    the old fact twice over: "쿠팡 알바 안 나가요" after "주말마다 쿠팡 물류센터 알바
+    뛰어요", "연세치과는 넘 멀어서 안 가요". Not "no sugar no milk, just black
+    coffee" (the denial and the old words are in different clauses), nor "절대
+    못 끊어" (a denied ending restates)."""
+    words = [t for t in old.content if t != old.predicate and len(t) >= 2]
+    return any(sum(w in clause for w in words) >= 2 for clause in new.denials)
+
+
 def _cued(new: Reading) -> bool:
     """Cues strong enough to look further for the slot (a bare negation is not:
     "탄수화물 거의 안 먹어" ends nothing; nor is "these days" / 요즘, which
@@ -182,12 +208,16 @@ def decide(new: Reading, new_attr: Attribute | None, known: Sequence[Known], w: 
     # "X도 이제 안 펴" / "not X anymore either": 도 and "either" widen an ending, they add no value
     if new.additive and not (new.ending or (new.negated and new.shift)):
         return Verdict("add", None, f"another value of {what}")
+    if not new.ending and _kept(new, old) and (new.content - _overlap(new.content, old.content)):
+        return Verdict("add", None, f"another value of {what}; the old one is said to stay")
     # "여전히 금주 중" / "still off cigarettes" after "술 안 마셔": an abstention that goes on ends nothing
-    if new.still and not new.switch and (not new.ending or old.negated):
+    # ("I'm on days now. still 12 hour shifts": "still" tells another aspect when something shifted)
+    if new.still and not new.switch and not new.shift and (not new.ending or old.negated):
         return Verdict("reaffirm", slot.id, f"restates {what}")
     shared = _shares(new, old)
     # a bare "no" next to a fact does not end it ("I'll never forget it", "it wasn't easy"); "이제 안 피워" does
-    if new.ending or (new.negated and new.change and not old.negated and shared):
+    denied = not old.negated and not new.still and _denied(new, old)
+    if new.ending or (new.negated and new.change and not old.negated and shared) or denied:
         if fresh and (new.switch or new.renewal):  # "quit the band, joined a jazz trio instead"
             return Verdict("supersede", slot.id, f"{what} changed")
         return Verdict("delete", slot.id, f"{what} ended")

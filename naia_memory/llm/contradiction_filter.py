@@ -8,12 +8,12 @@ raises ``UnparseableAnswer`` and the engine records UNDECIDED.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol, Sequence, runtime_checkable
 
 from ..cognition import contradiction
 from ..cognition.contradiction import Attribute, ExistingFact, Verdict
-from ..cognition.statements import read
+from ..cognition.statements import Reading, read
 from ..cognition.updates import Known, SlotWeights, decide
 from .client import ChatClient
 from .extractor import UnparseableAnswer, json_answer
@@ -29,6 +29,7 @@ class FactView:
     values: frozenset[str]
     similarity: float  # cosine to the new fact
     centred: float | None = None  # the same with the mean of ordinary sentences taken out (cognition.centring)
+    about: str | None = None  # the person the fact is about ("mia"); None: the user
 
     @property
     def rank_score(self) -> float:  # as ``updates.Known.rank_score``
@@ -37,9 +38,15 @@ class FactView:
 
 @runtime_checkable
 class ContradictionFilter(Protocol):
+    """``about``: the person the new fact is about when the memory, not the
+    sentence, knows it ("mia got laid off", mia being a roommate the user
+    named before; ``subjects.named_person``); None for the user or when the
+    sentence names them itself."""
+
     name: str
 
-    def judge(self, new_text: str, attr: Attribute | None, values: frozenset[str], existing: Sequence[FactView]) -> Verdict: ...
+    def judge(self, new_text: str, attr: Attribute | None, values: frozenset[str], existing: Sequence[FactView],
+              about: str | None = None) -> Verdict: ...
 
 
 class HeuristicContradictionFilter:
@@ -49,7 +56,8 @@ class HeuristicContradictionFilter:
 
     name = "heuristic"
 
-    def judge(self, new_text: str, attr: Attribute | None, values: frozenset[str], existing: Sequence[FactView]) -> Verdict:
+    def judge(self, new_text: str, attr: Attribute | None, values: frozenset[str], existing: Sequence[FactView],
+              about: str | None = None) -> Verdict:
         return contradiction.judge(new_text, attr, values, [ExistingFact(f.id, f.attribute, f.values) for f in existing])
 
 
@@ -66,9 +74,20 @@ class StatementContradictionFilter:
         # every new fact is compared with all facts of its subject: read each text once, not once per comparison
         self._read = functools.lru_cache(maxsize=memo)(lambda text: read(text, self.tokenizer))
 
-    def judge(self, new_text: str, attr: Attribute | None, values: frozenset[str], existing: Sequence[FactView]) -> Verdict:
-        known = [Known(f.id, self._read(f.content), f.attribute, f.similarity, f.centred) for f in existing]
-        return decide(self._read(new_text), attr, known, self.weights)
+    def judge(self, new_text: str, attr: Attribute | None, values: frozenset[str], existing: Sequence[FactView],
+              about: str | None = None) -> Verdict:
+        known = [Known(f.id, self._as_theirs(self._read(f.content), f.about), f.attribute, f.similarity, f.centred)
+                 for f in existing]
+        return decide(self._as_theirs(self._read(new_text), about), attr, known, self.weights)
+
+    def _as_theirs(self, r: Reading, about: str | None) -> Reading:
+        """A sentence the memory knows is about a person it names reads as
+        theirs, even where the sentence alone does not say so (a lowercase
+        name opening it reads like a thing: "mia got laid off")."""
+        if about is None or r.subject is not None:
+            return r
+        own = set(self.tokenizer.tokens(about))  # their name says nothing in every fact about them (as ``read``)
+        return replace(r, subject=about, personal=True, content=frozenset(t for t in r.content if t not in own))
 
 
 PROMPT = (
@@ -91,14 +110,16 @@ class LLMContradictionFilter:
     def name(self) -> str:
         return f"llm:{self.client.name}"
 
-    def judge(self, new_text: str, attr: Attribute | None, values: frozenset[str], existing: Sequence[FactView]) -> Verdict:
+    def judge(self, new_text: str, attr: Attribute | None, values: frozenset[str], existing: Sequence[FactView],
+              about: str | None = None) -> Verdict:
         shown = sorted(existing, key=lambda f: -f.rank_score)[: self.max_existing]
         if not shown:
             return Verdict("add", None, "no existing memory to compare")
-        listing = "\n".join(f"{i + 1}. {f.content}" for i, f in enumerate(shown))
+        listing = "\n".join(f"{i + 1}. {f.content}" + (f" (about {f.about})" if f.about else "") for i, f in enumerate(shown))
+        said = f"NEW: {new_text}" + (f" (about {about})" if about else "")
         raw = self.client.complete([
             {"role": "system", "content": PROMPT},
-            {"role": "user", "content": f"NEW: {new_text}\nEXISTING:\n{listing}"},
+            {"role": "user", "content": f"{said}\nEXISTING:\n{listing}"},
         ])
         data = json_answer(raw)
         op = data.get("op") if isinstance(data, dict) else None
