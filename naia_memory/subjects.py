@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Callable
 
 from .cognition.facts import FactCandidate
+from .cognition.korean import ko_bare_name
 from .cognition.tokenize import Tokenizer
 from .records import MemoryRecord
 
@@ -58,7 +59,7 @@ def named_person(cand: FactCandidate, subject: str, project: str,
     if not first:
         return cand
     word = re.sub(r"(['’]s)$", "", first.group(1))
-    for name in (word, *tokenizer.tokens(word)[:1]):
+    for name in dict.fromkeys((word, ko_bare_name(word), *tokenizer.tokens(word)[:1])):
         who = person(project, subject, name)
         if who is not None:
             return replace(cand, about=who)

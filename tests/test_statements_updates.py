@@ -492,3 +492,37 @@ def test_korean_resultative_transfer_and_hedge(tokenizer):
     assert read("어제 짐 다 싸놨어", tokenizer).episodic  # said of a given day
     assert read("마케팅팀으로 발령 났어", tokenizer).switch  # moved within the employer
     assert read("다음 달부터 헬스 다녀보려고, 꾸준히 할진 모르겠지만", tokenizer).kind == "hypothetical"
+
+
+def test_korean_grammar_that_says_a_state_came_about(tokenizer):
+    """-게 되다 (came to) and -ㄴ 지 <days, weeks, months> 됐다 (began that long
+    ago) say something changed without a cue word; years say how long."""
+    assert read("배달앱 끊고 나서 요리를 자주 하게 됐어", tokenizer).shift
+    assert read("필라테스 다닌 지 두 달 됐는데 허리가 좋아짐", tokenizer).shift
+    assert not read("필라테스 다닌 지 5년 넘었는데 아직도 어려워", tokenizer).shift
+
+
+def test_a_korean_name_kiwi_splits_is_read_after_the_relation(tokenizer):
+    from naia_memory.cognition.korean import ko_bare_name
+
+    assert read("친구 하윤이 카페에서 일해", tokenizer).subject == "하윤"  # Kiwi: 하/VV 은/EC 이/MM
+    assert read("친구 수영 다녀", tokenizer).subject == "친구"  # no particle, no familiar 이: what the friend does
+    assert (ko_bare_name("민석이가"), ko_bare_name("지수는"), ko_bare_name("회사가")) == ("민석", "지수", "회사가")
+
+
+def test_endings_said_with_an_adverb_or_as_clearing_out(tokenizer):
+    assert read("my gym membership is officially dead", tokenizer).ending
+    assert not read("my phone is dead lol", tokenizer).ending  # a flat battery ends nothing
+    assert read("주식 싹 다 정리했어", tokenizer).ending
+    assert not read("방 정리했어", tokenizer).ending  # tidied up
+
+
+def test_a_person_named_with_the_familiar_i_is_found_again(make_system, t0):
+    m = make_system()
+    m.encode(content="친구 하윤이 카페에서 일해", role="user", now=t0)
+    m.consolidate(now=t0 + timedelta(minutes=5))
+    m.encode(content="하윤이 요즘 요가 강사 자격증 준비한대", role="user", now=t0 + timedelta(days=1))
+    m.consolidate(now=t0 + timedelta(days=1, minutes=5))
+    subjects = {f.content: f.metadata["subject"] for f in m.facts()}
+    assert subjects["친구 하윤이 카페에서 일해"].endswith("/하윤")
+    assert subjects["하윤이 요즘 요가 강사 자격증 준비한대"].endswith("/하윤")  # the same person, not the user

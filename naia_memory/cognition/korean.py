@@ -52,9 +52,33 @@ def ko_subject(text: str, morphs: Sequence[tuple[str, str]]) -> str | None:
             break  # the sentence is about something else (or we have our person)
         if marked:
             break
+    if names and not any(named for named, _ in names):
+        spelt = _name_after_relation(text, names[-1][1])
+        if spelt:
+            return spelt
     if names:
         return sorted(names, key=lambda x: not x[0])[0][1]  # a name first, else the relation
     return None
+
+
+def ko_bare_name(word: str) -> str:
+    """A Korean name without the particle or the familiar 이 chat adds to it
+    ("하은이가" -> 하은, "민석이" -> 민석, "지수는" -> 지수); other words as they are."""
+    m = re.fullmatch(r"([가-힣]{2,3}?)(이가|이는|이도|이랑|이한테|이|가|는|은|도)?", word)
+    if m and m.group(2) and all(ch in _NAME_SYLLABLES for ch in m.group(1)):
+        return m.group(1)
+    return word
+
+
+def _name_after_relation(text: str, relation: str) -> str | None:
+    """Kiwi splits a name it does not know into a verb and its ending ("하은이" ->
+    하/VV 은/EC 이/MM): the word right after the relation is the name when it is
+    made of name syllables ("친구 하은이 스타벅스에서 일해" -> 하은)."""
+    m = re.match(rf"^\s*(?:우리|내|제|저희)?\s*{re.escape(relation)}\s+([가-힣]{{2,5}})(?=\s)", text)
+    if not m:
+        return None
+    name = ko_bare_name(m.group(1))
+    return name if name != m.group(1) else None  # only with the particle or 이 a name carries ("친구 수영 다녀": swimming)
 
 
 # syllables of Korean given names (and the common surnames): Kiwi tags places,
@@ -144,6 +168,26 @@ def ko_thing_does(morphs: Sequence[tuple[str, str]]) -> bool:
 
 
 # Korean verbs of switching, by lemma: "갈아탐", "갈아탔어", "갈아타고" are one verb
+_SHORT_SPANS = frozenset("일 주 주일 달 개월 며칠 보름 이틀 사흘 나흘".split())
+
+
+def ko_came_about(morphs: Sequence[tuple[str, str]]) -> bool:
+    """A state that came about, said by the grammar rather than a cue word:
+    "-게 되다" ("마트를 아예 안 가게 됨": came to not go), and "-ㄴ 지 <days,
+    weeks, months> 됐다" ("정신과 다닌 지 한 달 됐는데": began a month ago; years
+    tell how long, not a change, as "since 2019" does in English)."""
+    for i, (f, t) in enumerate(morphs):
+        nxt = morphs[i + 1] if i + 1 < len(morphs) else ("", "")
+        if f == "게" and t == "EC" and nxt[0] == "되" and nxt[1] in ("VV", "VX"):
+            return True
+        if f == "지" and t == "NNB" and i and morphs[i - 1][1] == "ETM":
+            span = morphs[i + 1: i + 5]
+            unit = next((g for g, u in span if u in ("NNB", "NNG") and g in _SHORT_SPANS), None)
+            if unit and any(g in ("되", "넘", "지나") and u.startswith("V") for g, u in span):
+                return True
+    return False
+
+
 KO_SWITCH_LEMMAS = frozenset({"갈아타", "바꾸", "옮기", "넘어오", "넘어가", "이사", "이직", "전직", "등록", "구입", "장만", "입사", "취직", "취업",
                                "합격", "올리", "내리", "늘리", "줄이", "시작", "차리", "개업", "창업", "바뀌", "가입", "돌아오", "돌아가",
                                # getting a thing that takes the place of one ("개통했어", "출고했다", "차 뽑았어")
@@ -152,4 +196,4 @@ KO_SWITCH_LEMMAS = frozenset({"갈아타", "바꾸", "옮기", "넘어오", "넘
                                "발령", "전근", "전보"})
 
 
-__all__ = ["KO_SWITCH_LEMMAS", "ko_asks_last", "ko_mood", "ko_plain_polite", "ko_subject", "ko_thing_does"]
+__all__ = ["KO_SWITCH_LEMMAS", "ko_asks_last", "ko_bare_name", "ko_came_about", "ko_mood", "ko_plain_polite", "ko_subject", "ko_thing_does"]

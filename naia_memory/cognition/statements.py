@@ -18,7 +18,7 @@ from typing import Sequence
 
 from .contradiction import GENERIC_WORDS
 from .tokenize import has_hangul, stem_en
-from .korean import KO_SWITCH_LEMMAS, ko_asks_last, ko_mood, ko_plain_polite, ko_subject, ko_thing_does
+from .korean import KO_SWITCH_LEMMAS, ko_asks_last, ko_came_about, ko_mood, ko_plain_polite, ko_subject, ko_thing_does
 
 # what a sentence that is not a fact is instead; the reason logged for it
 NON_FACT = ("question", "greeting", "thanks", "filler", "request", "hypothetical", "small-talk")
@@ -77,7 +77,7 @@ _EN = {
                         r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|last (week|month|year|spring|summer|fall|autumn|winter|\w+day)|"
                         r"new year'?s?|the (start|beginning|end) of|this (week|month|year|spring|summer|fall|autumn|winter))\b", re.I),  # "been driving in since i got the car": a state that began
     "switch": re.compile(r"\bgot (a|an|the|my|our) (?-i:[A-Z0-9])|\b(switched|changed|moved( \w+){0,3}( over)?( to| in| into| over| up| down)|turned \d+|increased|decreased|raised|lowered|cut (down|back)|relocated|transferred|started|starting|began|took up|picked up|instead|replaced|overt(ook|aken)|upgraded|downgraded|swapped|traded|became|joined|went into|got into|signed up|bought|adopted|got hired|promoted|ported|opened|launched|took over|back (on|to)|down to|up to)\b", re.I),
-    "ending": re.compile(r"(\b(anymore|any more|no longer|quit|quitting|stopped|gave up|(?<!my )(?<!the )(?<!his )(?<!her )(?<!our )(?<!your )(?<!on the )(?<!to the )left(?![- ](handed|hand|side|knee|leg|arm|eye|ear|foot|feet|shoulder|wrist|lane|turn|wing|field|over))|sold|broke up|split up|retired|dropped( out)?|cancel+ed|ended|got rid of|moved out|done with|no more|wrapped up|fell apart|shut down|took me off|laid off|got fired|(is|'s|are|was) (over|gone|done)|totall?ed|wrecked|(was|got) stolen|lost (my|our)|died|passed away|put (him|her|it) down|cut out|cutting out|ditched|dumped|resigned|stepped down|let go|moved on|walked away|unsubscribed|deleted|uninstalled|gave away|rehomed|divorced|separated|graduated|let (it|them|(my|our|the) (\w+ ){0,2}\w+) (lapse|expire)|expired|kicked the habit|sober|call(ed)? off|put (him|her|it|them|[A-Z][a-z]+) down|closed (the|my|our|down|for good|permanently)|went (out of business|bust|under)|shelved)\b|n't\b.*\b(anymore|any more)\b"
+    "ending": re.compile(r"(\b(anymore|any more|no longer|quit|quitting|stopped|gave up|(?<!my )(?<!the )(?<!his )(?<!her )(?<!our )(?<!your )(?<!on the )(?<!to the )left(?![- ](handed|hand|side|knee|leg|arm|eye|ear|foot|feet|shoulder|wrist|lane|turn|wing|field|over))|sold|broke up|split up|retired|dropped( out)?|cancel+ed|ended|got rid of|moved out|done with|no more|wrapped up|fell apart|shut down|took me off|laid off|got fired|(is|'s|are|was) ((officially|finally|totally|completely) )?(over|gone|done)|(is|'s|are|was) (officially|finally|totally|completely) dead|totall?ed|wrecked|(was|got) stolen|lost (my|our)|died|passed away|put (him|her|it) down|cut out|cutting out|ditched|dumped|resigned|stepped down|let go|moved on|walked away|unsubscribed|deleted|uninstalled|gave away|rehomed|divorced|separated|graduated|let (it|them|(my|our|the) (\w+ ){0,2}\w+) (lapse|expire)|expired|kicked the habit|sober|call(ed)? off|put (him|her|it|them|[A-Z][a-z]+) down|closed (the|my|our|down|for good|permanently)|went (out of business|bust|under)|shelved)\b|n't\b.*\b(anymore|any more)\b"
                          # "3 weeks without a cigarette", "haven't had a drink since new year's": an abstention that began
                          r"|\b(days?|weeks?|months?|years?) (without|w/o|off|clean|sober)\b|\b(haven'?t|hasn'?t|have not|has not)\b[^.,;!?]{0,40}\bsince\b)", re.I),
     "additive": re.compile(r"\b(also|as well|another|in addition|additionally|added|second|both|plus)\b|\btoo\b(?=\s*[,.!?)]|\s*$)", re.I),
@@ -117,7 +117,7 @@ _KO = {
     # not 요즘 / 요새 (these days), 원래 (originally); 새 only as a word (not 냄새, 참새, 요새)
     "shift": re.compile(r"(이제|지금은|(?<![가-힣])새로|(?<![가-힣])새 |드디어|됐어|되었)"),
     "switch": re.compile(r"((?<![가-힣])(신차|차)\s*뽑|바꿨|바꿔|바꾸|바꿈|옮겼|옮기|옮김|이사|이직|전직|시작했|시작해|부터|대신|말고|갈아탔|갈아타|넘어왔|넘어갔|등록|샀어|샀다|샀어요|구입|장만|달았|첫 출근|첫출근|입사|취직|합격|생겼)"),
-    "ending": re.compile(r"(더\s*이상|없이도|그만|금연|금주|끊었|끊고|끊어|끊은|관뒀|관두|퇴사|헤어졌|헤어짐|팔았|팔고|처분|접었|접고|접으|은퇴|휴학|자퇴|탈퇴|해지|없어졌|졸업|끝냈|끝났|끝내|닫았|닫고|뗐|해제|떠났|나왔|포기|잃어버렸|잃었|도난|폐차|죽었|돌아가셨|무지개\s*다리|이혼|파양|환불|반납|삭제|취소|중단|멈췄|손\s*놨|손\s*뗐|잘렸|짤렸|해고|권고사직|이별|폐업|폐점|문\s*닫)"),
+    "ending": re.compile(r"(더\s*이상|없이도|그만|금연|금주|끊었|끊고|끊어|끊은|관뒀|관두|퇴사|헤어졌|헤어짐|팔았|팔고|처분|접었|접고|접으|은퇴|휴학|자퇴|탈퇴|해지|없어졌|졸업|끝냈|끝났|끝내|닫았|닫고|뗐|해제|떠났|나왔|포기|잃어버렸|잃었|도난|폐차|죽었|돌아가셨|무지개\s*다리|이혼|파양|환불|반납|삭제|취소|중단|멈췄|손\s*놨|손\s*뗐|잘렸|짤렸|해고|권고사직|이별|폐업|폐점|문\s*닫|(다|전부|싹)\s*정리)"),
     "additive": re.compile(r"(하나\s*더|추가로|게다가|또\s)"),
     "still": re.compile(r"(아직|여전히|계속|변함없이|그대로)"),
     "negation": re.compile(r"(안\s|안[가-힣]|못\s|않|아니|없어|없다|없습|없고|없는|더\s*이상)"),
@@ -360,6 +360,7 @@ def read(text: str, tokenizer) -> Reading:
                                               for i, (f, t) in enumerate(morphs)))
     past = has("past") or (ko and any(t == "EP" and f in ("었었", "았었") for f, t in morphs))
     switch = has("switch") or any(f in KO_SWITCH_LEMMAS for f, _ in morphs)
+    shift = has("shift") or (ko and ko_came_about(morphs))
     ending = has("ending") and not _denied_ending(s, cues)
     if kind == "fact" and ko and subject is None and not cues["first_person"].search(s) and not (switch or ending) \
             and any(t == "EF" and f in ("네", "구나", "군", "군요", "네요") for f, t in morphs[-3:]):
@@ -379,8 +380,8 @@ def read(text: str, tokenizer) -> Reading:
     content = frozenset(t for t in content if t not in voc_tokens)
     names = frozenset(t for t in content for p in proper for t2 in tokenizer.tokens(p) if t == t2)
     return Reading(text=s, kind=kind, names=names, subject=subject, personal=_personal(s, ko, subject, morphs, ending), negated=has("negation"), past=past, plan=_plan(s, ko, morphs, has("plan")),
-                   change=has("change") or has("switch") or any(f in KO_SWITCH_LEMMAS for f, _ in morphs), switch=switch, episodic=_episodic(s, ko, morphs, switch, ending, has("change") or has("shift")), renewal=_renewal(s, cues, tokenizer), replaces=_REPLACES.search(s) is not None, denials=_denials(s, ko, cues), ending=ending, additive=additive, still=has("still"),
-                   predicate=_predicate(morphs, s), content=content, shift=has("shift"))
+                   change=has("change") or has("switch") or shift or any(f in KO_SWITCH_LEMMAS for f, _ in morphs), switch=switch, episodic=_episodic(s, ko, morphs, switch, ending, has("change") or shift), renewal=_renewal(s, cues, tokenizer), replaces=_REPLACES.search(s) is not None, denials=_denials(s, ko, cues), ending=ending, additive=additive, still=has("still"),
+                   predicate=_predicate(morphs, s), content=content, shift=shift)
 
 
 __all__ = ["NON_FACT", "Reading", "read"]
