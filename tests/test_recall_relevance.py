@@ -131,3 +131,23 @@ def test_a_superseded_turn_stays_among_the_sources_of_what_replaced_it(make_syst
     assert holder.id != ids[0] and "teacher" in holder.content  # what is true now answers ...
     assert ids[0] in holder.metadata["covers"]  # ... and the old turn is among what it stands for
     _no_sentence_twice(res)
+
+
+def test_a_superseded_turn_is_folded_even_when_what_replaced_it_has_faded(make_system, t0):
+    """Months on, the fact that replaced an old one can fade (archived: not
+    recalled for a while), but it is still what holds; the old turn must
+    not come back as a hit of its own as if it were current."""
+    m = make_system()
+    old = m.encode(content="my favorite food is pad thai, could eat it every day", role="user", now=t0)
+    m.consolidate(now=t0 + timedelta(hours=1))
+    m.encode(content="honestly birria tacos are my new favorite thing ever", role="user", now=t0 + timedelta(days=150))
+    m.consolidate(now=t0 + timedelta(days=150, hours=1))
+    later = t0 + timedelta(days=400)
+    m.encode(content="I stayed up late yesterday", role="user", now=later)
+    m.consolidate(now=later + timedelta(hours=1))
+    current = next(f for f in m.facts(include_inactive=True) if f.content.startswith("honestly birria"))
+    assert current.metadata["status"] == "archived", "the scenario needs the successor faded"
+    res = m.recall(query="favorite food?", top_k=5, now=later + timedelta(hours=2))
+    assert old.id not in [h.id for h in res.hits], [(h.kind, h.content) for h in res.hits]
+    holder = next(h for h in res.hits if old.id in h.metadata["covers"])
+    assert holder.content.startswith("honestly birria")

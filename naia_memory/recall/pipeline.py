@@ -24,7 +24,7 @@ from ..cognition.tokenize import Tokenizer
 from ..config import EngineConfig
 from ..contract import MemoryKind
 from ..embedders.base import Embedder
-from ..records import ACTIVE, ARCHIVED, SUMMARY, MemoryRecord
+from ..records import ACTIVE, ARCHIVED, SUMMARY, SUPERSEDED, MemoryRecord
 from ..stores.port import RecordFilter, StoragePort
 from .adjust import AdjustWeights, adjustment_many
 from .collapse import collapse_groups
@@ -138,7 +138,7 @@ class RecallPipeline:
         # 4. cognitive adjustment, bounded
         adjusted = self._adjust(ids, cols, score, now)
         # 5. one slot per source
-        groups = self._one_slot_per_source(rel, adjusted, recs, flt)[: cfg.candidate_k]
+        groups = self._one_slot_per_source(rel, adjusted, recs, flt, cand_flt)[: cfg.candidate_k]
         members = {h: m for h, _, m in groups}
         scored = [(h, s) for h, s, _ in groups]
         # 6. rerank (no-op unless a reranker is injected)
@@ -210,17 +210,19 @@ class RecallPipeline:
         return {i: s for i, s, k in zip(ids, score.tolist(), keep) if k}
 
     def _one_slot_per_source(self, rel: dict[str, float], adjusted: dict[str, float], recs: dict[str, MemoryRecord],
-                             flt: RecordFilter) -> list[tuple[str, float, tuple[str, ...]]]:
+                             flt: RecordFilter, cand_flt: RecordFilter | None = None) -> list[tuple[str, float, tuple[str, ...]]]:
         """A fact stands for its turns; a turn whose fact was superseded is
         answered by the fact that replaced it (what is true now), and stays
-        listed among that fact's sources (what was said then)."""
+        listed among that fact's sources (what was said then). ``cand_flt``:
+        what the search may return (faded memories too); a successor that
+        has faded since is still what holds now."""
         if not self.config.collapse:
             return [(i, s, ()) for i, s in _rank(adjusted)]
         adjusted = dict(adjusted)
         prov = {i: list(r.provenance) for i, r in recs.items() if i in adjusted and r.kind is MemoryKind.FACT}
         if flt.valid_at is None:
             for i in [i for i in adjusted if "stale_fact" in recs[i].metadata]:
-                head = self._current_successor(recs[i].metadata["stale_fact"], flt)
+                head = self._current_successor(recs[i].metadata["stale_fact"], cand_flt or flt)
                 if head is not None:
                     recs.setdefault(head.id, head)
                     inherited = rel[i]
@@ -270,12 +272,13 @@ class RecallPipeline:
         turn that deleted it; None if the filter allows neither."""
         seen: set[str] = set()
         r = self.store.get(fact_id)
-        while r is not None and r.status != ACTIVE and r.superseded_by and r.id not in seen:
+        while r is not None and r.status == SUPERSEDED and r.superseded_by and r.id not in seen:
             seen.add(r.id)
             r = self.store.get(r.superseded_by)
-        if r is not None and r.status != ACTIVE and not r.superseded_by:
+        if r is not None and r.status == SUPERSEDED and not r.superseded_by:
             r = self.store.get(r.metadata.get("superseded_by_episode") or "")
-        return r if r is not None and r.status == ACTIVE and flt.matches(r) else None
+        # faded (archived) is still current: not recalled for a while is not replaced
+        return r if r is not None and r.status != SUPERSEDED and flt.matches(r) else None
 
     def _graph_run(self, query: str, flt: RecordFilter) -> list[tuple[str, float]]:
         graph = self.store.graph
