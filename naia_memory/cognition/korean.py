@@ -167,7 +167,6 @@ def ko_thing_does(morphs: Sequence[tuple[str, str]]) -> bool:
     return not any(t == "EC" and f in _KO_LINKS and j < len(rest) - 1 for j, (f, t) in enumerate(rest))
 
 
-# Korean verbs of switching, by lemma: "갈아탐", "갈아탔어", "갈아타고" are one verb
 _SHORT_SPANS = frozenset("일 주 주일 달 개월 며칠 보름 이틀 사흘 나흘".split())
 
 
@@ -188,6 +187,7 @@ def ko_came_about(morphs: Sequence[tuple[str, str]]) -> bool:
     return False
 
 
+# Korean verbs of switching, by lemma: "갈아탐", "갈아탔어", "갈아타고" are one verb
 KO_SWITCH_LEMMAS = frozenset({"갈아타", "바꾸", "옮기", "넘어오", "넘어가", "이사", "이직", "전직", "등록", "구입", "장만", "입사", "취직", "취업",
                                "합격", "올리", "내리", "늘리", "줄이", "시작", "차리", "개업", "창업", "바뀌", "가입", "돌아오", "돌아가",
                                # getting a thing that takes the place of one ("개통했어", "출고했다", "차 뽑았어")

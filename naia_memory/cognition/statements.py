@@ -242,9 +242,10 @@ _EN_THING_DOES = re.compile(rf"^\W*(?:my|our)\s+(?:(?!{_EN_RELATION}\b|{_EN_NOT_
                             r"\s+(?:just\s+|finally\s+|also\s+)?(?!(?:used|need|wanted|liked|loved|hated)\b)"
                             r"(?:\w+ed|got|went|came|took|made|ran|broke|shut|sold|left|began|became|fell|grew|rose|put|cut|raised)\b", re.I)
 # "netflix raised the price again", "dr. lee's clinic moved": chat drops "my"; a thing named bare
-# does something. The words before the verb must not be a verb or an adverb themselves (chat
-# also drops "I": "got married", "finally quit", "sold the car", "kids started school" is not this)
-_EN_IRREGULAR = ("go|goes|went|gone|get|gets|got|gotten|make|made|take|took|taken|come|came|run|ran|break|broke|buy|bought|"
+# does something. The words before the verb must not be a verb, an adverb, a pronoun or a word
+# for people (chat also drops "I": "got married", "finally quit", "sold the car", "kids started school"
+# is not this); _EN_NOT_A_THING lists the common irregular verbs and such words
+_EN_NOT_A_THING = ("go|goes|went|gone|get|gets|got|gotten|make|made|take|took|taken|come|came|run|ran|break|broke|buy|bought|"
                  "sell|sold|leave|left|quit|begin|began|become|became|fall|fell|grow|grew|rise|rose|put|cut|keep|kept|find|"
                  "found|give|gave|lose|lost|pay|paid|see|saw|tell|told|think|thought|feel|felt|have|had|do|did|say|said|eat|"
                  "ate|drink|drank|drive|drove|ride|rode|write|wrote|read|sleep|slept|spend|spent|win|won|meet|met|send|sent|"
@@ -256,8 +257,8 @@ _EN_IRREGULAR = ("go|goes|went|gone|get|gets|got|gotten|make|made|take|took|take
                  "kids?|family|everyone|everybody|nobody|someone|somebody|new|old|"
                  "i|i'm|i’m|im|i've|ive|i'd|me|my|we|we're|we've|us|our|you|your|he|he's|she|she's|they|they're|it|it's|its")
 _EN_BARE_THING_DOES = re.compile(
-    rf"^\W*(?!(?:{_EN_IRREGULAR}|{_EN_RELATION}|{_EN_NOT_NOUN})\b)(?![a-z'-]*(?:ed|ing|ly)\b)[a-z][a-z0-9'’.&-]*"
-    rf"(?:\s+(?!(?:{_EN_IRREGULAR}|{_EN_NOT_NOUN})\b)(?![a-z'-]*(?:ed|ing|ly)\b)[a-z0-9][a-z0-9'’.&-]*){{0,2}}?"
+    rf"^\W*(?!(?:{_EN_NOT_A_THING}|{_EN_RELATION}|{_EN_NOT_NOUN})\b)(?![a-z'-]*(?:ed|ing|ly)\b)[a-z][a-z0-9'’.&-]*"
+    rf"(?:\s+(?!(?:{_EN_NOT_A_THING}|{_EN_NOT_NOUN})\b)(?![a-z'-]*(?:ed|ing|ly)\b)[a-z0-9][a-z0-9'’.&-]*){{0,2}}?"
     r"\s+(?:just\s+|finally\s+|also\s+)?(?!(?:used|need|wanted|liked|loved|hated)\b)"
     r"(?:\w+ed|went|came|took|made|ran|broke|shut|sold|began|became|fell|grew|rose|cut)\b", re.I)
 

@@ -120,13 +120,19 @@ _KEPT = re.compile(r"\b(keep|keeps|keeping|kept|stays?|staying|remains?)\b|그�
 _CLAUSES = re.compile(r"[,.;!?…]+|\s(?:and|but|so|while)\s|(?<=[가-힣])(?:고|는데|지만)\s")
 
 
+def _in_clause(word: str, clause: str) -> bool:
+    """A content token in a clause: Hangul by containment (particles attach to
+    it), an English stem only at the start of a word ("art" is not in "start")."""
+    return word in clause if has_hangul(word) else re.search(rf"\b{re.escape(word)}", clause) is not None
+
+
 def _kept(new: Reading, old: Reading) -> bool:
     """A clause of the new statement says a thing the old fact names stays:
     what the statement brings is one more, beside it. The old fact's own
     words, not its predicate, must be in that clause."""
     words = [t for t in old.content if t != old.predicate and len(t) >= 2]
     for clause in _CLAUSES.split(new.text.lower()):
-        if clause and _KEPT.search(clause) and any(w in clause for w in words):
+        if clause and _KEPT.search(clause) and any(_in_clause(w, clause) for w in words):
             return True
     return False
 
@@ -138,7 +144,7 @@ def _denied(new: Reading, old: Reading) -> bool:
     coffee" (the denial and the old words are in different clauses), nor "절대
     못 끊어" (a denied ending restates)."""
     words = [t for t in old.content if t != old.predicate and len(t) >= 2]
-    return any(sum(w in clause for w in words) >= 2 for clause in new.denials)
+    return any(sum(_in_clause(w, clause) for w in words) >= 2 for clause in new.denials)
 
 
 def _cued(new: Reading) -> bool:
