@@ -13,6 +13,7 @@ from typing import Iterable
 
 from .contract import MemoryKind
 from .records import MemoryRecord
+from .subjects import split_subject
 
 
 class MemoryIndex:
@@ -73,7 +74,7 @@ class MemoryIndex:
 
 def _person_key(r: MemoryRecord) -> tuple[tuple[str, str, str], str] | None:
     subject = r.metadata.get("subject") if r.kind is MemoryKind.FACT else None
-    if not isinstance(subject, str) or "/" not in subject:
+    if not isinstance(subject, str):
         return None
-    owner, who = subject.rsplit("/", 1)
-    return (r.project, owner, who.lower()), who
+    owner, who = split_subject(subject)
+    return ((r.project, owner, who.lower()), who) if who else None

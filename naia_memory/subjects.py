@@ -21,10 +21,16 @@ from .records import MemoryRecord
 SAID_OF_ONESELF = re.compile(r"^\s*(?:(?:i|i'm|i've|my)\b|(?:나|저|난|전|내가|제가)(?:\s|는|도|가))", re.I)
 
 
+def split_subject(subject: str) -> tuple[str, str | None]:
+    """A fact's ``metadata["subject"]`` as (whose memory, the person it is
+    about): "user/mia" -> ("user", "mia"), "user" -> ("user", None)."""
+    owner, _, who = subject.partition("/")
+    return owner, who or None
+
+
 def person_of(fact: MemoryRecord) -> str | None:
     """The person a fact is about ("user/mia" -> "mia"); None for the speaker's own."""
-    theirs = str(fact.metadata.get("subject", "user"))
-    return theirs.split("/", 1)[1] if "/" in theirs else None
+    return split_subject(str(fact.metadata.get("subject", "user")))[1]
 
 
 def related(fact: MemoryRecord, subject: str, cand: FactCandidate) -> bool:
@@ -66,4 +72,4 @@ def named_person(cand: FactCandidate, subject: str, project: str,
     return cand
 
 
-__all__ = ["SAID_OF_ONESELF", "named_person", "person_of", "related"]
+__all__ = ["SAID_OF_ONESELF", "named_person", "person_of", "related", "split_subject"]

@@ -316,14 +316,15 @@ _VERB_DENIAL = {True: re.compile(r"(?<![가-힣])(안|못)\s*[가-힣]|않"),
                 False: re.compile(r"\b(don'?t|doesn'?t|didn'?t|do not|does not|not|never|no longer|won'?t|can'?t|isn'?t|aren'?t|wasn'?t)\s+\w", re.I)}
 
 
-# clauses as ``_CLAUSE``, but a reason stays with what it explains ("넘 멀어서 안 가요")
-_DENIAL_CLAUSE = re.compile(r"[,.;!?…]+|\s(?:and|but|so|then)\s|(?<=[가-힣])(?:고|는데|지만)\s")
+# where one clause ends and the next begins, a reason staying with what it explains ("넘 멀어서 안 가요");
+# ``updates`` reads the same clauses (what is said to stay, what is denied)
+CLAUSE_BREAK = re.compile(r"[,.;!?…]+|\s(?:and|but|so|then|while)\s|(?<=[가-힣])(?:고|는데|지만)\s")
 
 
 def _denials(s: str, ko: bool, cues: dict) -> tuple[str, ...]:
     """The clauses that deny a verb, without an ending cue of their own (a
     denied ending, "절대 못 끊어", restates)."""
-    return tuple(c.strip().lower() for c in _DENIAL_CLAUSE.split(s)
+    return tuple(c.strip().lower() for c in CLAUSE_BREAK.split(s)
                  if c and _VERB_DENIAL[ko].search(c) and not cues["ending"].search(c))
 
 
@@ -385,4 +386,4 @@ def read(text: str, tokenizer) -> Reading:
                    predicate=_predicate(morphs, s), content=content, shift=shift)
 
 
-__all__ = ["NON_FACT", "Reading", "read"]
+__all__ = ["CLAUSE_BREAK", "NON_FACT", "Reading", "read"]

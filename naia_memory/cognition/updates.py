@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .contradiction import CHANGE_SPLIT, Attribute, Verdict, attribute
-from .statements import Reading
+from .statements import CLAUSE_BREAK, Reading
 from .tokenize import has_hangul
 
 
@@ -117,7 +117,6 @@ def _still_named(new: Reading, old: Reading, attr: Attribute | None) -> bool:
 
 # "..., keeping the sapphire for travel", "the accord stays my daily", "갤럭시는 그대로 쓰고": a value said to stay
 _KEPT = re.compile(r"\b(keep|keeps|keeping|kept|stays?|staying|remains?)\b|그대로|유지", re.I)
-_CLAUSES = re.compile(r"[,.;!?…]+|\s(?:and|but|so|while)\s|(?<=[가-힣])(?:고|는데|지만)\s")
 
 
 def _in_clause(word: str, clause: str) -> bool:
@@ -131,7 +130,7 @@ def _kept(new: Reading, old: Reading) -> bool:
     what the statement brings is one more, beside it. The old fact's own
     words, not its predicate, must be in that clause."""
     words = [t for t in old.content if t != old.predicate and len(t) >= 2]
-    for clause in _CLAUSES.split(new.text.lower()):
+    for clause in CLAUSE_BREAK.split(new.text.lower()):
         if clause and _KEPT.search(clause) and any(_in_clause(w, clause) for w in words):
             return True
     return False

@@ -73,6 +73,7 @@ class StatementContradictionFilter:
         self.weights = weights or SlotWeights()
         # every new fact is compared with all facts of its subject: read each text once, not once per comparison
         self._read = functools.lru_cache(maxsize=memo)(lambda text: read(text, self.tokenizer))
+        self._name_tokens = functools.lru_cache(maxsize=4096)(lambda name: frozenset(self.tokenizer.tokens(name)))
 
     def judge(self, new_text: str, attr: Attribute | None, values: frozenset[str], existing: Sequence[FactView],
               about: str | None = None) -> Verdict:
@@ -86,7 +87,7 @@ class StatementContradictionFilter:
         name opening it reads like a thing: "mia got laid off")."""
         if about is None or r.subject is not None:
             return r
-        own = set(self.tokenizer.tokens(about))  # their name says nothing in every fact about them (as ``read``)
+        own = self._name_tokens(about)  # their name says nothing in every fact about them (as ``read``)
         return replace(r, subject=about, personal=True, content=frozenset(t for t in r.content if t not in own))
 
 
