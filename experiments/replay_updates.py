@@ -161,7 +161,8 @@ def load(path: Path, cases: Sequence[Case] | None = None) -> list[Trace]:
     if data.get("format") != FORMAT:
         raise ValueError(f"{path}: capture format {data.get('format')!r}, expected {FORMAT}; capture again")
     traces = [Trace(t["row"], tuple(Call(c["new_text"], c["attr"], tuple(
-        FactView(f["id"], f["content"], f["attribute"], frozenset(f["values"]), f["similarity"], f["centred"], f["about"])
+        FactView(f["id"], f["content"], f["attribute"], frozenset(f["values"]), f["similarity"], f["centred"], f["about"],
+                 tuple(f.get("earlier", ())))
         for f in c["existing"]), c["about"]) for c in t["calls"])) for t in data["traces"]]
     if cases is not None:
         want = {c.case_id: c for c in cases}

@@ -165,7 +165,8 @@ class Consolidator:
         centred = [None] * len(active)
         if active and self.background is not None:  # which fact it is about, judged with the common directions taken out too
             centred = [float(c) for c in centred_cosines(mat, vec, self.background(language(cand.content)))]
-        existing = [FactView(f.id, f.content, f.attribute, frozenset(f.metadata.get("values", ())), float(s), c, person_of(f))
+        existing = [FactView(f.id, f.content, f.attribute, frozenset(f.metadata.get("values", ())), float(s), c, person_of(f),
+                             self._earlier(f))
                     for f, s, c in zip(active, sims, centred)]
         try:
             verdict = self.contradiction_filter.judge(cand.content, attr, values, existing, about=cand.about)
@@ -209,6 +210,20 @@ class Consolidator:
             self.retire(old, now, successor=fact.id, reason=verdict.reason, episode_id=ep.id)
             return Decision(DecisionOp.UPDATE, cand.content, fact.id, old.id, distance, verdict.reason, now, (ep.id,))
         return Decision(DecisionOp.ADD, cand.content, fact.id, verdict.target_id, distance, verdict.reason, now, (ep.id,))
+
+    def _earlier(self, fact: MemoryRecord, depth: int = 3) -> tuple[str, ...]:
+        """What the facts this one replaced said (newest first, at most ``depth``):
+        a chain of values is one slot, and the newest value may not name it."""
+        out: list[str] = []
+        seen = {fact.id}
+        while fact.supersedes and len(out) < depth and fact.supersedes not in seen:
+            seen.add(fact.supersedes)
+            prev = self.store.get(fact.supersedes)
+            if prev is None:
+                break
+            out.append(prev.content)
+            fact = prev
+        return tuple(out)
 
     def label_tokens(self, attr: contradiction.Attribute | None) -> list[str]:
         return list(label_tokens(attr.name, self.tokenizer)) if attr is not None else []

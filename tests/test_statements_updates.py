@@ -522,3 +522,82 @@ def test_a_person_named_with_the_familiar_i_is_found_again(make_system, t0):
     subjects = {f.content: f.metadata["subject"] for f in m.facts()}
     assert subjects["친구 하윤이 카페에서 일해"].endswith("/하윤")
     assert subjects["하윤이 요즘 요가 강사 자격증 준비한대"].endswith("/하윤")  # the same person, not the user
+
+
+@pytest.mark.parametrize("olds,new,op", [
+    # an ending, then what holds now: a replacement, not only an end
+    (["I'm learning French on Babbel"], "dropped French, taking a Portuguese class on tuesdays", "supersede"),
+    (["요즘 필라테스 다녀"], "필라테스도 그만두고 수영 다녀 아침마다", "supersede"),
+    (["퇴근하고 블로그 운영해"], "블로그 정리하고 주말에 과외 뛰어", "supersede"),  # 정리 of the thing the fact names
+    (["I do karate twice a week"], "quit karate, too many injuries", "delete"),  # a reason is not what holds now
+    # the thing itself changed, or the move is inside it: the fact holds
+    (["i go to the crossfit box on main"], "crossfit box moved to 24 hour access, love it", "add"),  # the box's doing
+    (["동네 이마트 자주 가"], "이마트 영업시간 바뀌었어 10시까지래", "refine"),
+    (["I work at Shopify"], "got moved to a different team within the company, same manager though", "refine"),
+    (["시립수영장에서 수영해"], "수영장 저녁반으로 옮겼어 퇴근하고 가려고", "refine"),
+    # a time that is over, named to compare with; a schedule, one value at a time
+    (["나 채식 중이야"], "요즘 고기도 먹는데 채식 때보다 힘이 나", "supersede"),
+    (["my dentist is dr. wong"], "new dentist is gentler than wong ever was", "supersede"),
+    (["my guitar lesson is on thursday evenings"], "guitar lesson is on monday mornings, much better", "supersede"),
+    (["토요일마다 유기묘 쉼터 봉사 가"], "토요일 오후엔 도서관에서 책 정리 봉사해", "supersede"),
+])
+def test_round_of_session_28_what_a_statement_does(tokenizer, e5, olds, new, op):
+    assert _verdict(tokenizer, e5, olds, new).op == op
+
+
+@pytest.mark.parametrize("text,switch,kind", [
+    ("딱히 옮길 이유가 없어서 그냥 쓰는 중", False, "fact"),  # an unrealised switch names none
+    ("통신사 바꿀 때 됐나 봐", False, None),
+    ("통신사 바꿨어", True, "fact"),
+    ("이직했어 드디어", True, "fact"),
+    ("다음 달부터 6시에 일어나 보려구요", None, "hypothetical"),  # going to try: nothing has changed yet
+])
+def test_a_korean_switch_that_has_not_happened_is_not_one(tokenizer, text, switch, kind):
+    r = read(text, tokenizer)
+    if switch is not None:
+        assert r.switch is switch, r
+    if kind is not None:
+        assert r.kind == kind, r
+
+
+@pytest.mark.parametrize("text", ["got promoted to senior analyst!!", "my first car was an old corolla that died twice",
+                                  "so two bikes now lol", "day 2 at the new clinic and I already like it"])
+def test_cues_read_this_round(tokenizer, text):
+    r = read(text, tokenizer)
+    expected = {"got promoted to senior analyst!!": ("switch", False), "my first car was an old corolla that died twice": ("past", True),
+                "so two bikes now lol": ("additive", True), "day 2 at the new clinic and I already like it": ("shift", True)}[text]
+    assert getattr(r, expected[0]) is expected[1], r
+
+
+def test_a_chain_of_values_is_one_slot_even_when_the_newest_does_not_name_it(tokenizer):
+    """"셔틀버스 타" replaced "따릉이 타고 출근해"; "재택이라 출근 안 해" is about the commute."""
+    olds = ["겨울이라 회사 셔틀버스 타", "나 고양이 두 마리 키워"]
+    new = "재택으로 바뀌어서 이제 출근 자체를 안 해"
+    # two facts about as close as each other (as among many facts): closeness alone picks neither
+    bare = [Known(f"f{i}", read(t, tokenizer), None, sim) for i, (t, sim) in enumerate(zip(olds, (0.83, 0.82)))]
+    chained = [Known("f0", bare[0].reading, None, bare[0].similarity, None,
+                     read("요즘은 따릉이 타고 출근해", tokenizer).content), bare[1]]
+    assert decide(read(new, tokenizer), None, bare, SlotWeights()).op == "add"  # nothing shared with the newest value
+    assert decide(read(new, tokenizer), None, chained, SlotWeights()).target_id == "f0"
+
+
+def test_the_engine_tells_the_judge_what_a_fact_replaced(make_system, t0):
+    m = make_system()
+    m.encode(content="나 출근할 때 버스 타고 다녀", role="user", now=t0)
+    m.consolidate(now=t0 + timedelta(minutes=5))
+    m.encode(content="요즘은 버스 말고 자전거 타고 출근해", role="user", now=t0 + timedelta(days=10))
+    m.consolidate(now=t0 + timedelta(days=10, minutes=5))
+    m.encode(content="겨울이라 추워서 자전거는 접고 지하철 타", role="user", now=t0 + timedelta(days=40))
+    m.consolidate(now=t0 + timedelta(days=40, minutes=5))
+    m.encode(content="재택으로 바뀌어서 이제 출근 자체를 안 해", role="user", now=t0 + timedelta(days=90))
+    rep = m.consolidate(now=t0 + timedelta(days=90, minutes=5))
+    ops = {d.op for d in rep.decisions}
+    assert ops & {DecisionOp.UPDATE, DecisionOp.DELETE}, [(d.op, d.reason, d.candidate) for d in rep.decisions]
+    assert not [f for f in m.facts() if "지하철" in f.content], [f.content for f in m.facts()]
+
+
+def test_a_sentence_with_nothing_but_its_verb_stays_with_the_one_before(make_system, t0):
+    m = make_system()
+    m.encode(content="new favourite snack: dried mango. I'm obsessed", role="user", now=t0)
+    m.consolidate(now=t0 + timedelta(minutes=5))
+    assert [f.content for f in m.facts()] == ["new favourite snack: dried mango. I'm obsessed"]

@@ -90,6 +90,7 @@ def extract(text: str, role: str, split_sentences: Callable[[str], Sequence[str]
     body = said_text(text, speaker)
     facts: list[FactCandidate] = []
     skipped: list[tuple[str, str]] = []
+    last_was_fact = False
     for sent in split_sentences(body):
         s = sent.strip()
         if not s:
@@ -97,10 +98,23 @@ def extract(text: str, role: str, split_sentences: Callable[[str], Sequence[str]
         r = read(s, tokenizer)
         if not r.is_fact:
             skipped.append((s, r.kind))
+            last_was_fact = False
             continue
         if not r.content:
             skipped.append((s, "filler"))  # nothing but cue and function words
+            last_was_fact = False
             continue
+        if last_was_fact and r.content <= {r.predicate}:
+            # "ok new favorite: birria tacos. I'm obsessed": a sentence with nothing but its verb leans on the one
+            # before; alone, "I'm obsessed" would be a fact about nothing, and it would answer "what am I obsessed with?"
+            prev = facts[-1]
+            merged = f"{prev.content} {s}"
+            attr = contradiction.attribute(prev.attribute) if prev.attribute else contradiction.detect_attribute(s)
+            facts[-1] = FactCandidate(content=merged, attribute=attr.name if attr else None,
+                                      memory_class=prev.memory_class if prev.attribute else memory_class_of(merged, attr),
+                                      source_sentence=merged, about=prev.about)
+            continue
+        last_was_fact = True
         attr = contradiction.detect_attribute(s)
         facts.append(FactCandidate(content=s, attribute=attr.name if attr else None, memory_class=memory_class_of(s, attr),
                                    source_sentence=s, about=r.subject))

@@ -122,7 +122,8 @@ def ko_mood(morphs: Sequence[tuple[str, str]]) -> str | None:
     """The mood Korean marks in its endings (Kiwi's tags), whatever the verb:
     a condition (-면, unless a habit: "가면 무조건"), a wondering (-ㄹ까, -ㄹ지), a wish (-고 싶-), a
     possibility (-ㄹ 수도 있-), an obligation not met (-어야 되는데) are "hypothetical"; a future (-ㄹ 거-), an
-    intention (-겠-, -어야지) are "plan"; else None. (-기로 했다, "decided
+    intention (-겠-, -어야지) are "plan"; trying as an intention (-어 보려고) is
+    "hypothetical"; else None. (-기로 했다, "decided
     to", takes effect when said: "해산물은 먹기로 했어" is today's diet.)"""
     tags = list(morphs)
     habit = any(f in _KO_HABITUAL for f, _ in tags)  # "카페 가면 무조건 바닐라라떼": whenever, not if
@@ -133,6 +134,9 @@ def ko_mood(morphs: Sequence[tuple[str, str]]) -> str | None:
                 or t == "VX" and f == "싶" or t == "ETM" and f in ("ᆯ", "을") and nxt[0] == "수" and after[0] == "도" \
                 or t == "EC" and f in ("어야", "아야", "여야") and nxt[0] in ("되", "하") and after[0] in _KO_BUT:
             return "hypothetical"  # "줄여야 되는데": should, but not done; "조심해야 해" is a standing must
+    last = next((f for f, t in reversed(tags) if t in ("EF", "EC")), "")
+    if last.startswith(("려", "으려")) and any(t == "VX" and f == "보" for f, t in tags) and not any(t == "EP" for _, t in tags):
+        return "hypothetical"  # "12시 전에 자보려구요": going to try; nothing has changed yet
     for i, (f, t) in enumerate(tags):
         nxt = tags[i + 1] if i + 1 < len(tags) else ("", "")
         if t == "ETM" and f in ("ᆯ", "을") and nxt == ("거", "NNB") or t == "EP" and f == "겠" \
@@ -196,4 +200,39 @@ KO_SWITCH_LEMMAS = frozenset({"갈아타", "바꾸", "옮기", "넘어오", "넘
                                "발령", "전근", "전보"})
 
 
-__all__ = ["KO_SWITCH_LEMMAS", "ko_asks_last", "ko_bare_name", "ko_came_about", "ko_mood", "ko_plain_polite", "ko_subject", "ko_thing_does"]
+def ko_switched(morphs: Sequence[tuple[str, str]]) -> bool:
+    """A verb of switching that is said as done or going on, not in the
+    unrealised adnominal -ㄹ ("옮길 이유가 없어": no reason to move; "바꿀 때
+    됐다": time to change) nor as a wondering (-ㄹ까): those name a switch
+    that has not happened."""
+    for i, (f, t) in enumerate(morphs):
+        if f not in KO_SWITCH_LEMMAS:
+            continue
+        j = i + 1
+        while j < len(morphs) and morphs[j][1] in ("XSV", "XSA"):  # 이직/NNG 하/XSV ᆯ/ETM
+            j += 1
+        nxt = morphs[j] if j < len(morphs) else ("", "")
+        if not (nxt[1] in ("ETM", "EF", "EC") and nxt[0].startswith(("ᆯ", "을"))):
+            return True
+    return False
+
+
+def ko_goes_on(text: str, morphs_of) -> bool:
+    """After a word that ends something and links with -고 ("페스코도 그만두고",
+    "스마트스토어 정리하고"), a clause says what holds now: "간헐적 단식만 해".
+    Not "-고 나서" (after), nor a clause that is past ("그만두고 여행 다녀왔어"),
+    denied or planned. ``morphs_of``: Kiwi's (form, tag) pairs of a text."""
+    m = re.search(r"(그만두|그만|끊|관두|접|팔|정리하|해지하|탈퇴하|퇴사하|나오|나와)고\s+(?!나서|나니|나면)(?P<rest>[^,.!?]+)", text)
+    if m is None:
+        return False
+    rest = m.group("rest")
+    tags = list(morphs_of(rest))
+    if any(t == "EP" for _, t in tags) or ko_mood(tags) is not None:
+        return False
+    if re.search(r"(안\s|안[가-힣]|못\s|않|없|그만|끊|예정|거야|려고|려구)", rest):
+        return False
+    return any(t in ("NNG", "NNP", "SL") for _, t in tags) and any(t.startswith(("VV", "XSV", "VA", "XSA", "VCP")) for _, t in tags)
+
+
+__all__ = ["KO_SWITCH_LEMMAS", "ko_asks_last", "ko_bare_name", "ko_came_about", "ko_goes_on", "ko_mood", "ko_plain_polite",
+           "ko_subject", "ko_switched", "ko_thing_does"]

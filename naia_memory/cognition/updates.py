@@ -50,6 +50,9 @@ class Known:
     attribute: str | None
     similarity: float  # cosine to the new statement
     centred: float | None = None  # the same with the mean of ordinary sentences taken out (cognition.centring)
+    # the content words of the facts it replaced: "재택으로 바뀌어서 이제 출근 안 해" is about the commute that
+    # "셔틀버스 타" (which replaced "따릉이 타고 출근해") no longer names
+    earlier: frozenset[str] = frozenset()
 
     @property
     def rank_score(self) -> float:
@@ -146,6 +149,103 @@ def _denied(new: Reading, old: Reading) -> bool:
     return any(sum(_in_clause(w, clause) for w in words) >= 2 for clause in new.denials)
 
 
+def _wound_up(new: Reading, old: Reading) -> bool:
+    """정리 (to wind up) said of a thing the old fact names: "스마트스토어 정리하고"
+    after "퇴근하고 스마트스토어 운영해" ends it; alone, 정리 is tidying ("방 정리했어")."""
+    words = [t for t in old.content if t != old.predicate and len(t) >= 2 and has_hangul(t)]
+    return any(re.search(rf"{re.escape(w)}[가-힣]*\s*((싹|다|전부)\s*)?정리", new.text) for w in words)  # its object, not "책 정리 봉사"
+
+
+# a verb a thing does to itself ("ymca switched to 5am openings", "스포애니 24시간으로 바뀌었어")
+_EN_ITSELF = re.compile(r"^\W*(?:the |my |our )?([\w'-]+)(?: [\w'-]+)?\s+(?:just |finally |now )?(switched|changed|moved|raised|lowered|"
+                        r"added|extended|cut|updated|renovated|remodeled|started|upgraded|expanded|reduced|increased)\b", re.I)
+_KO_ITSELF = re.compile(r"(바뀌었|바뀜|바뀌어|바꼈|변경됐|변경되었|달라졌|늘었|줄었|올랐|내렸)")
+_KO_BY_ME = re.compile(r"(바꿨|바꿔|바꿈|갈아|옮겼|옮김|넘어)")
+
+
+def _itself_changed(new: Reading, old: Reading) -> str | None:
+    """The old fact's own thing opens the sentence and does the changing: the
+    gym changed its hours, the user still goes there. Returns that word."""
+    words = [t for t in old.content if t != old.predicate and len(t) >= 2]
+    if has_hangul(new.text):
+        first = new.text.split()[0] if new.text.split() else ""
+        hit = next((w for w in words if w in first), None)
+        return hit if hit and _KO_ITSELF.search(new.text) and not _KO_BY_ME.search(new.text) else None
+    m = _EN_ITSELF.match(new.text)
+    if m is None:
+        return None
+    return next((w for w in words if m.group(1).lower().startswith(w)), None)
+
+
+_EN_FUNCTION = frozenset("the and for with from that this was were are has have had but not you your our its".split())
+
+
+def _outgrown(new: Reading, old: Reading) -> bool:
+    """The old value is named as a time that is over, to compare the present
+    with: "키토 때보다 훨씬 덜 괴로움" (than when on keto), "아반떼 탈 때랑 완전
+    다름", "target was way chiller", "a better fade than tony ever gave me"."""
+    words = [t for t in old.content if t != old.predicate and len(t) >= 2]
+    words += re.findall(r"[가-힣]{2,}", old.text)  # Kiwi can split a name it does not know ("키토" -> 키/토)
+    words += [w for w in re.findall(r"[a-z][a-z0-9-]{2,}", old.text.lower()) if w not in _EN_FUNCTION]  # "tony", not its stem
+    text = new.text.lower()
+    for w in words:
+        if has_hangul(w):
+            if re.search(rf"{re.escape(w)}[가-힣]*(?:\s+[가-힣]+)?\s*때(?:보다|랑|와|하고|에\s*비하)", text):
+                return True
+        elif re.search(rf"\b{re.escape(w)}\w*\s+(?:was|were)\s+(?:way\s+|so\s+|much\s+|a lot\s+)?\w+er\b|\bthan\s+{re.escape(w)}\w*\s+ever\b"
+                       rf"|\bthan\s+(?:when\s+i\s+(?:was|had)|back\s+(?:at|with|when))\b[^.,;!?]*\b{re.escape(w)}", text):
+            return True
+    return False
+
+
+_EN_DAYS = r"mon(day)?s?|tues?(day)?s?|wed(nesday)?s?|thu(rs)?(day)?s?|fri(day)?s?|sat(urday)?s?|sun(day)?s?|mornings?|evenings?|nights?|afternoons?|weekends?|weekdays?"
+_SCHEDULE = {False: re.compile(rf"\b({_EN_DAYS}|\d{{1,2}}(:\d\d)?\s*(am|pm)|\d+\s*(x|times) a week)\b", re.I),
+             True: re.compile(r"(?<![가-힣])([월화수목금토일]{2,3}(?![가-힣])|[월화수목금토일]요일|아침|저녁|오전|오후|새벽|주말|평일|\d{1,2}\s*시|주\s*\d\s*회)")}
+
+
+def _rescheduled(new: Reading, old: Reading) -> bool:
+    """The same activity at other days or hours ("필라테스 월수 아침반" after
+    "필라테스 화목 저녁 7시 반"; "spanish on wednesdays" after "my spanish class is
+    monday nights"): a schedule is one value at a time. Needs a shared word
+    besides the schedule, and no cue of one more ("also on fridays")."""
+    ko = has_hangul(new.text)
+    when_new = {m.group(0).lower().rstrip("s") for m in _SCHEDULE[ko].finditer(new.text)}
+    when_old = {m.group(0).lower().rstrip("s") for m in _SCHEDULE[ko].finditer(old.text)}
+    return bool(when_new and when_old and not when_new & when_old and not new.additive and _overlap(new.content, old.content))
+
+
+# a move inside something that stays: "사업부 안에서 다른 파트로 옮겼어요", "same team at microsoft"
+_WITHIN = re.compile(r"(안에서|내에서|내부에서|같은\s*(회사|팀|부서|건물|학교|센터|지점)|\bwithin (the|my|our)\b|\binternal(ly)?\b"
+                     r"|\bsame (company|team|department|building|school|gym|office|branch)\b)", re.I)
+
+
+# a slot of a place's timetable ("새벽반", "the early-morning lane", "the 6am class"), not when something happened
+_TIME_SLOT = {False: re.compile(r"\b(early[- ]morning|morning|evening|night|lunchtime|weekend|weekday|\d{1,2}\s*(am|pm))\s+"
+                               r"(lane|class|slot|shift|session|group|team|league|crew)\b", re.I),
+              True: re.compile(r"(아침|저녁|새벽|오전|오후|주말|평일|점심|[월화수목금토일]{2,3})\s*(반|타임|부|수업|클래스|레인)(?=으로|로|에서|에|을|를|이|은|는|도|[^가-힣]|$)")}
+
+
+_WEEKDAY = {False: re.compile(r"\b(mon|tue|wed|thu|fri|sat|sun)", re.I), True: re.compile(r"([월화수목금토일])요일")}
+
+
+def _same_weekday(new: Reading, old: Reading) -> bool:
+    """Another thing on the same weekday ("토요일 아침엔 무료급식소에서 배식 봉사해"
+    after "토요일마다 유기견 보호소 봉사 가"): one can be at one place on Saturday
+    mornings; a slot of the week holds one value, unless "also"."""
+    ko = has_hangul(new.text)
+    days = {m.group(1).lower() for m in _WEEKDAY[ko].finditer(new.text)}
+    return bool(days and days & {m.group(1).lower() for m in _WEEKDAY[ko].finditer(old.text)} and not new.additive)
+
+
+def _to_a_time(new: Reading, old: Reading) -> bool:
+    """A move to a time slot of the same place ("체육센터 새벽반으로 옮겼어요" after
+    "구민체육센터에서 수영해요"): the old fact named no time, so the place stays;
+    another aspect. (When it named one, ``_rescheduled`` replaces it.)"""
+    ko = has_hangul(new.text)
+    return bool(_TIME_SLOT[ko].search(new.text) and not _SCHEDULE[ko].search(old.text)
+                and _overlap(new.content, old.content) - {old.predicate})
+
+
 def _cued(new: Reading) -> bool:
     """Cues strong enough to look further for the slot (a bare negation is not:
     "탄수화물 거의 안 먹어" ends nothing; nor is "these days" / 요즘, which
@@ -168,7 +268,7 @@ def same_slot(new: Reading, new_attr: Attribute | None, old: Known, w: SlotWeigh
     close; closeness alone counts only when this fact stands out."""
     if new_attr is not None and not new_attr.multi and old.attribute is not None and new_attr.name == old.attribute:
         return True  # one value at a time (a job, a home); a list-valued attribute says nothing about the slot
-    shared = _shares(new, old.reading)
+    shared = _shares(new, old.reading) or bool(_overlap(new.content, old.earlier))
     if _close(new, shared, old.similarity, runner_up, w.cued, w.margin, w.shared, w.alone):
         return True
     return old.centred is not None and _close(new, shared, old.centred, centred_runner_up, w.c_cued, w.c_margin,
@@ -200,16 +300,21 @@ def decide(new: Reading, new_attr: Attribute | None, known: Sequence[Known], w: 
         return Verdict("add", None, "past mention, not a change of the present")
     if new.plan and not (new.change or new.ending or new.negated):
         return Verdict("add", None, "a plan, not yet a change")
-    if new.episodic and not new_attr:
+    # a comparison with a time that is over names the fact it is about ("than tony ever gave me"), even in a
+    # sentence that tells an event ("found a barber near the office, ...")
+    outgrown = next((k for k in known if k.reading.personal and not k.reading.episodic and _outgrown(new, k.reading)), None)
+    if new.episodic and not new_attr and outgrown is None:
         return Verdict("add", None, "a one-off event")
     if not new.personal:
         return Verdict("add", None, "about something or someone else, not the subject's own state")
-    slot = pick_slot(new, new_attr, known, w)
+    slot = pick_slot(new, new_attr, known, w) or outgrown
     if slot is None:
         return Verdict("add", None, "no fact about the same thing")
     old = slot.reading
     fresh = new.content - _overlap(new.content, old.content)  # what the new statement brings
     what = new_attr.name if new_attr is not None else (slot.attribute or old.predicate or "it")
+    if _outgrown(new, old):  # "고기도 먹는데 채식 때보다 힘이 나": 도 or not, the old time is over
+        return Verdict("supersede", slot.id, f"{what} changed: the old one is named as a time that is over")
     # "X도 이제 안 펴" / "not X anymore either": 도 and "either" widen an ending, they add no value
     if new.additive and not (new.ending or (new.negated and new.shift)):
         return Verdict("add", None, f"another value of {what}")
@@ -219,13 +324,21 @@ def decide(new: Reading, new_attr: Attribute | None, known: Sequence[Known], w: 
     # ("I'm on days now. still 12 hour shifts": "still" tells another aspect when something shifted)
     if new.still and not new.switch and not new.shift and (not new.ending or old.negated):
         return Verdict("reaffirm", slot.id, f"restates {what}")
-    shared = _shares(new, old)
+    shared = _shares(new, old) or bool(_overlap(new.content, slot.earlier))
     # a bare "no" next to a fact does not end it ("I'll never forget it", "it wasn't easy"); "이제 안 피워" does
     denied = not old.negated and not new.still and _denied(new, old)
-    if new.ending or (new.negated and new.change and not old.negated and shared) or denied:
-        if fresh and (new.switch or new.renewal):  # "quit the band, joined a jazz trio instead"
+    wound_up = not new.ending and _wound_up(new, old)
+    if new.ending or (new.negated and new.change and not old.negated and shared) or denied or wound_up:
+        # "quit the band, joined a jazz trio instead"; "dropped German, taking a Japanese class": what holds now
+        # is a fact of its own, the one the old is replaced by (a later "done with the Japanese class" finds it)
+        if fresh and (new.switch or new.renewal or new.goes_on):
             return Verdict("supersede", slot.id, f"{what} changed")
         return Verdict("delete", slot.id, f"{what} ended")
+    itself = _itself_changed(new, old)
+    if itself is not None:
+        return Verdict("refine", slot.id, f"another aspect of {what}: {itself} itself changed")
+    if (new.switch or new.change) and (_WITHIN.search(new.text) or _to_a_time(new, old)):
+        return Verdict("refine", slot.id, f"another aspect of {what}: a move within it, or to another time of it")
     if not fresh and new.content:
         return Verdict("reaffirm", slot.id, f"restates {what}")
     if old.content and old.content <= new.content and not new.change:
@@ -234,6 +347,8 @@ def decide(new: Reading, new_attr: Attribute | None, known: Sequence[Known], w: 
     if not restated and _still_named(new, old, attribute(slot.attribute) if slot.attribute else new_attr):
         return Verdict("refine", slot.id, f"another aspect of {what}: the old value is named again")
     single = new_attr is not None and not new_attr.multi
+    if _rescheduled(new, old) or _same_weekday(new, old):
+        return Verdict("supersede", slot.id, f"{what} changed: another time, or another thing at the same time")
     if new.switch or new.shift or (new.change and (shared or single and slot.attribute == new_attr.name)) \
             or (new_attr is not None and not new_attr.multi and slot.attribute == new_attr.name):
         return Verdict("supersede", slot.id, f"{what} changed")  # "Jake ... at Rivian now" after "Jake works at Tesla"

@@ -30,6 +30,7 @@ class FactView:
     similarity: float  # cosine to the new fact
     centred: float | None = None  # the same with the mean of ordinary sentences taken out (cognition.centring)
     about: str | None = None  # the person the fact is about ("mia"); None: the user
+    earlier: tuple[str, ...] = ()  # what the facts it replaced said, newest first: the same slot, in other words
 
     @property
     def rank_score(self) -> float:  # as ``updates.Known.rank_score``
@@ -77,7 +78,8 @@ class StatementContradictionFilter:
 
     def judge(self, new_text: str, attr: Attribute | None, values: frozenset[str], existing: Sequence[FactView],
               about: str | None = None) -> Verdict:
-        known = [Known(f.id, self._as_theirs(self._read(f.content), f.about), f.attribute, f.similarity, f.centred)
+        known = [Known(f.id, self._as_theirs(self._read(f.content), f.about), f.attribute, f.similarity, f.centred,
+                       frozenset().union(*(self._as_theirs(self._read(e), f.about).content for e in f.earlier)))
                  for f in existing]
         return decide(self._as_theirs(self._read(new_text), about), attr, known, self.weights)
 
