@@ -513,12 +513,16 @@ def test_endings_said_with_an_adverb_or_as_clearing_out(tokenizer):
     assert not read("방 정리했어", tokenizer).ending  # tidied up
 
 
+def _tell(m, text, when):
+    """One user turn, consolidated five minutes later: the report."""
+    m.encode(content=text, role="user", now=when)
+    return m.consolidate(now=when + timedelta(minutes=5))
+
+
 def test_a_person_named_with_the_familiar_i_is_found_again(make_system, t0):
     m = make_system()
-    m.encode(content="친구 하윤이 카페에서 일해", role="user", now=t0)
-    m.consolidate(now=t0 + timedelta(minutes=5))
-    m.encode(content="하윤이 요즘 요가 강사 자격증 준비한대", role="user", now=t0 + timedelta(days=1))
-    m.consolidate(now=t0 + timedelta(days=1, minutes=5))
+    _tell(m, "친구 하윤이 카페에서 일해", t0)
+    _tell(m, "하윤이 요즘 요가 강사 자격증 준비한대", t0 + timedelta(days=1))
     subjects = {f.content: f.metadata["subject"] for f in m.facts()}
     assert subjects["친구 하윤이 카페에서 일해"].endswith("/하윤")
     assert subjects["하윤이 요즘 요가 강사 자격증 준비한대"].endswith("/하윤")  # the same person, not the user
@@ -583,14 +587,9 @@ def test_a_chain_of_values_is_one_slot_even_when_the_newest_does_not_name_it(tok
 
 def test_the_engine_tells_the_judge_what_a_fact_replaced(make_system, t0):
     m = make_system()
-    m.encode(content="나 출근할 때 버스 타고 다녀", role="user", now=t0)
-    m.consolidate(now=t0 + timedelta(minutes=5))
-    m.encode(content="요즘은 버스 말고 자전거 타고 출근해", role="user", now=t0 + timedelta(days=10))
-    m.consolidate(now=t0 + timedelta(days=10, minutes=5))
-    m.encode(content="겨울이라 추워서 자전거는 접고 지하철 타", role="user", now=t0 + timedelta(days=40))
-    m.consolidate(now=t0 + timedelta(days=40, minutes=5))
-    m.encode(content="재택으로 바뀌어서 이제 출근 자체를 안 해", role="user", now=t0 + timedelta(days=90))
-    rep = m.consolidate(now=t0 + timedelta(days=90, minutes=5))
+    for days, text in ((0, "나 출근할 때 버스 타고 다녀"), (10, "요즘은 버스 말고 자전거 타고 출근해"), (40, "겨울이라 추워서 자전거는 접고 지하철 타")):
+        _tell(m, text, t0 + timedelta(days=days))
+    rep = _tell(m, "재택으로 바뀌어서 이제 출근 자체를 안 해", t0 + timedelta(days=90))
     ops = {d.op for d in rep.decisions}
     assert ops & {DecisionOp.UPDATE, DecisionOp.DELETE}, [(d.op, d.reason, d.candidate) for d in rep.decisions]
     assert not [f for f in m.facts() if "지하철" in f.content], [f.content for f in m.facts()]
@@ -598,6 +597,5 @@ def test_the_engine_tells_the_judge_what_a_fact_replaced(make_system, t0):
 
 def test_a_sentence_with_nothing_but_its_verb_stays_with_the_one_before(make_system, t0):
     m = make_system()
-    m.encode(content="new favourite snack: dried mango. I'm obsessed", role="user", now=t0)
-    m.consolidate(now=t0 + timedelta(minutes=5))
+    _tell(m, "new favourite snack: dried mango. I'm obsessed", t0)
     assert [f.content for f in m.facts()] == ["new favourite snack: dried mango. I'm obsessed"]
