@@ -10,6 +10,8 @@ from datetime import timedelta
 
 import pytest
 
+from naia_memory.contract import DecisionOp
+
 SESSIONS = {
     "en": {
         "turns": [
@@ -151,3 +153,22 @@ def test_a_superseded_turn_is_folded_even_when_what_replaced_it_has_faded(make_s
     assert old.id not in [h.id for h in res.hits], [(h.kind, h.content) for h in res.hits]
     holder = next(h for h in res.hits if old.id in h.metadata["covers"])
     assert holder.content.startswith("honestly birria")
+
+
+def test_a_turn_that_ended_a_fact_hands_on_to_what_replaced_its_own_value(make_system, t0):
+    """A value ended by a turn that also said what came next, which was
+    itself replaced later: the first value's turn is answered by the newest
+    value, not by the turn in the middle ("저탄고지는 접었어. 그냥 소식만 하는
+    중", then "소식도 그만뒀어 ...", then "비건 시작했어")."""
+    m = make_system()
+    said = ["요즘 저탄고지 식단 해", "저탄고지는 너무 힘들어서 접었어. 그냥 소식만 하는 중",
+            "소식도 그만뒀어. 이제 그냥 아무거나 먹어", "의사 권유로 비건 시작했어"]
+    eps = []
+    for n, text in enumerate(said):
+        eps.append(m.encode(content=text, role="user", now=t0 + timedelta(days=30 * n)))
+        rep = m.consolidate(now=t0 + timedelta(days=30 * n, hours=1))
+        assert n == 0 or {d.op for d in rep.decisions} & {DecisionOp.UPDATE, DecisionOp.DELETE}, \
+            [(d.op, d.reason, d.candidate) for d in rep.decisions]
+    res = m.recall(query="저탄고지 식단 아직 해?", top_k=5, now=t0 + timedelta(days=100))
+    holder = next((h for h in res.hits if eps[0].id in h.metadata["covers"]), None)
+    assert holder is not None and "비건" in holder.content, [(h.kind, h.content, h.metadata["covers"]) for h in res.hits]

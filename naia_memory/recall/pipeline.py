@@ -266,17 +266,25 @@ class RecallPipeline:
         timings["profile"] = 1.0
         return [(recs[i], s, tuple(recs[m] for m in ms), 0) for i, s, ms in groups[:top_k]], timings
 
-    def _current_successor(self, fact_id: str, flt: RecordFilter) -> MemoryRecord | None:
+    def _current_successor(self, fact_id: str, flt: RecordFilter, seen: set[str] | None = None) -> MemoryRecord | None:
         """What answers now for a retired fact: the active end of its supersede
         chain, or, when the chain ended in a deletion ("I quit my job"), the
-        turn that deleted it; None if the filter allows neither."""
-        seen: set[str] = set()
+        turn that deleted it; None if the filter allows neither. That turn
+        may itself have said a value replaced since ("단식도 그만뒀어. 그냥
+        아무거나 먹고 살래", then "채식 시작했어"): then what replaced it answers."""
+        seen = set() if seen is None else seen
         r = self.store.get(fact_id)
         while r is not None and r.status == SUPERSEDED and r.superseded_by and r.id not in seen:
             seen.add(r.id)
             r = self.store.get(r.superseded_by)
         if r is not None and r.status == SUPERSEDED and not r.superseded_by:
+            seen.add(r.id)
             r = self.store.get(r.metadata.get("superseded_by_episode") or "")
+            later = r.metadata.get("stale_fact") if r is not None else None
+            if later and later not in seen:
+                onward = self._current_successor(later, flt, seen)
+                if onward is not None:
+                    return onward
         # faded (archived) is still current: not recalled for a while is not replaced
         return r if r is not None and r.status != SUPERSEDED and flt.matches(r) else None
 
