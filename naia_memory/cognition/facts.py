@@ -109,7 +109,7 @@ def extract(text: str, role: str, split_sentences: Callable[[str], Sequence[str]
             # before; alone, "I'm obsessed" would be a fact about nothing, and it would answer "what am I obsessed with?"
             prev = facts[-1]
             merged = f"{prev.content} {s}"
-            attr = contradiction.attribute(prev.attribute) if prev.attribute else contradiction.detect_attribute(s)
+            attr = contradiction.attribute(prev.attribute) if prev.attribute else contradiction.detect_attribute(merged)
             facts[-1] = FactCandidate(content=merged, attribute=attr.name if attr else None,
                                       memory_class=prev.memory_class if prev.attribute else memory_class_of(merged, attr),
                                       source_sentence=merged, about=prev.about)

@@ -134,8 +134,12 @@ def ko_mood(morphs: Sequence[tuple[str, str]]) -> str | None:
                 or t == "VX" and f == "싶" or t == "ETM" and f in ("ᆯ", "을") and nxt[0] == "수" and after[0] == "도" \
                 or t == "EC" and f in ("어야", "아야", "여야") and nxt[0] in ("되", "하") and after[0] in _KO_BUT:
             return "hypothetical"  # "줄여야 되는데": should, but not done; "조심해야 해" is a standing must
-    last = next((f for f, t in reversed(tags) if t in ("EF", "EC")), "")
-    if last.startswith(("려", "으려")) and any(t == "VX" and f == "보" for f, t in tags) and not any(t == "EP" for _, t in tags):
+    ends = [i for i, (_, t) in enumerate(tags) if t in ("EF", "EC")]
+    last = tags[ends[-1]][0] if ends else ""
+    # the one clause of its sentence: "살 빼보려고" after "매일 헬스장 다녀," is the habit's purpose
+    own = [i for i in ends[:-1] if not (i + 1 < len(tags) and tags[i + 1] == ("보", "VX"))]
+    if last.startswith(("려", "으려")) and any(t == "VX" and f == "보" for f, t in tags) and not own \
+            and not any(t == "EP" for _, t in tags):
         return "hypothetical"  # "12시 전에 자보려구요": going to try; nothing has changed yet
     for i, (f, t) in enumerate(tags):
         nxt = tags[i + 1] if i + 1 < len(tags) else ("", "")
@@ -209,8 +213,8 @@ def ko_switched(morphs: Sequence[tuple[str, str]]) -> bool:
         if f not in KO_SWITCH_LEMMAS:
             continue
         j = i + 1
-        while j < len(morphs) and morphs[j][1] in ("XSV", "XSA"):  # 이직/NNG 하/XSV ᆯ/ETM
-            j += 1
+        while j < len(morphs) and (morphs[j][1] in ("XSV", "XSA") or t.startswith("NN") and morphs[j] in (("가", "VV"), ("오", "VV"))):
+            j += 1  # 이직/NNG 하/XSV ᆯ/ETM; 이사/NNG 가/VV ᆯ/ETM
         nxt = morphs[j] if j < len(morphs) else ("", "")
         if not (nxt[1] in ("ETM", "EF", "EC") and nxt[0].startswith(("ᆯ", "을"))):
             return True
@@ -222,14 +226,15 @@ def ko_goes_on(text: str, morphs_of) -> bool:
     "스마트스토어 정리하고"), a clause says what holds now: "간헐적 단식만 해".
     Not "-고 나서" (after), nor a clause that is past ("그만두고 여행 다녀왔어"),
     denied or planned. ``morphs_of``: Kiwi's (form, tag) pairs of a text."""
-    m = re.search(r"(그만두|그만|끊|관두|접|팔|정리하|해지하|탈퇴하|퇴사하|나오|나와)고\s+(?!나서|나니|나면)(?P<rest>[^,.!?]+)", text)
+    m = re.search(r"(그만두|그만하|끊|관두|접|팔|정리하|해지하|탈퇴하|퇴사하|나오)고\s+(?!나서|나니|나면)(?P<rest>[^,.!?]+)", text)
     if m is None:
         return False
     rest = m.group("rest")
     tags = list(morphs_of(rest))
     if any(t == "EP" for _, t in tags) or ko_mood(tags) is not None:
         return False
-    if re.search(r"(안\s|안[가-힣]|못\s|않|없|그만|끊|예정|거야|려고|려구)", rest):
+    if any((f, t) in (("안", "MAG"), ("못", "MAG"), ("않", "VX"), ("없", "VA")) for f, t in tags) \
+            or re.search(r"(그만|끊|예정|거야|려고|려구)", rest):  # denied or planned ("안양에서" is a place)
         return False
     return any(t in ("NNG", "NNP", "SL") for _, t in tags) and any(t.startswith(("VV", "XSV", "VA", "XSA", "VCP")) for _, t in tags)
 

@@ -68,8 +68,8 @@ _EN = {
     "small-talk": re.compile(r"^\s*((wow|omg|ugh|man|geez|so|oh)[\s,!]+)?(it'?s|it is|it was|there'?s|there are|the (weather|traffic|sky|rain|snow|sun)|traffic|weather|today is|tonight is)\b", re.I),
     "hypothetical": re.compile(r"\b(if|might|maybe|perhaps|possibly|thinking (about|of)|considering|wondering|would (like|love)|i'?d (like|love)|wish|hope to|hoping to|not sure (if|whether)|should i|in case|want to|wanna|someday|some day|one day|eventually|tempted|debating|torn between|on the fence|lean(ing)? (towards?|to)|toying with|what if|dream(ing)? of|if only|should|ought to)\b", re.I),
     "plan": re.compile(r"\b(going to(?! (the|a|an|my|our|his|her|their|this|that|bed|work|school|church|class|(?-i:[A-Z])\w*)\b)|gonna|will|i'll|planning to|plan to|about to|next (week|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|tomorrow|soon|starting (next|in))\b", re.I),
-    "past": re.compile(r"\b(used to|back when|when i was|as a (kid|child|teen(ager)?)|growing up|in (high school|college|my twenties)|years ago|previously|formerly|back in (the )?\d{2,4}s?|once upon|(my|our) (very )?first \w+ (was|were|had|died))\b", re.I),
-    "change": re.compile(r"\b(now|nowadays|these days|currently|finally|anymore|(a|my|our) new|got (a|my) new|decided to|i'?ve decided)\b", re.I),
+    "past": re.compile(r"\b((?<!getting )(?<!get )(?<!got )used to|back when|when i was|as a (kid|child|teen(ager)?)|growing up|in (high school|college|my twenties)|years ago|previously|formerly|back in (the )?\d{2,4}s?|once upon|(my|our) (very )?first \w+ (was|were|had|died))\b", re.I),
+    "change": re.compile(r"\b(now|nowadays|these days|currently|finally|anymore|(a|my|our) new|got (a|my) new)\b", re.I),
     # the words of "change" that contrast with before, not those that only place a
     # statement in the present ("these days", "currently": a habit may be old)
     "shift": re.compile(r"\b((?<!right )(?<!for )(?<!just )(?<!until )(?<!by )now|finally|anymore|(a|my|our) new|got (a|my) new)\b"
@@ -79,14 +79,18 @@ _EN = {
                         r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|last (week|month|year|spring|summer|fall|autumn|winter|\w+day)|"
                         r"new year'?s?|the (start|beginning|end) of|this (week|month|year|spring|summer|fall|autumn|winter))\b"
                         # a state just begun: "first week at stripe", "day 3 at deloitte", "onboarding", "still getting used to"
-                        r"|\b(first|1st) (day|week|month|shift)s? (at|with|on|of)\b|\bday (\d+|one|two|three) (at|of|with)\b|\bonboarding\b|\bgetting used to\b", re.I),  # "been driving in since i got the car": a state that began
+                        r"|\b(first|1st) (day|week|month|shift)s? (at|with)\b|\bday (\d+|one|two|three) (at|with)\b"
+                        r"|\b(my|the) onboarding\b|\bonboarding (at|with|is|was|week)\b|\bgetting used to\b", re.I),  # "been driving in since i got the car": a state that began
     "switch": re.compile(r"\bgot (a|an|the|my|our) (?-i:[A-Z0-9])|\b(switched|changed|moved( \w+){0,3}( over)?( to| in| into| over| up| down)|turned \d+|increased|decreased|raised|lowered|cut (down|back)|relocated|transferred|started|starting|began|took up|picked up|instead|replaced|overt(ook|aken)|upgraded|downgraded|swapped|traded|became|joined|went into|got into|signed up|bought|adopted|got hired|ported|opened|launched|took over|back (on|to)|down to|up to)\b", re.I),
     "ending": re.compile(r"(\b(anymore|any more|no longer|quit|quitting|stopped|gave up|(?<!my )(?<!the )(?<!his )(?<!her )(?<!our )(?<!your )(?<!on the )(?<!to the )left(?![- ](handed|hand|side|knee|leg|arm|eye|ear|foot|feet|shoulder|wrist|lane|turn|wing|field|over))|sold|broke up|split up|retired|dropped( out)?|cancel+ed|ended|got rid of|moved out|done with|no more|wrapped up|fell apart|shut down|took me off|laid off|got fired|(is|'s|are|was) ((officially|finally|totally|completely) )?(over|gone|done)|(is|'s|are|was) (officially|finally|totally|completely) dead|totall?ed|wrecked|(was|got) stolen|lost (my|our)|died|passed away|put (him|her|it) down|cut out|cutting out|ditched|dumped|resigned|stepped down|let go|moved on|walked away|unsubscribed|deleted|uninstalled|gave away|rehomed|divorced|separated|graduated|let (it|them|(my|our|the) (\w+ ){0,2}\w+) (lapse|expire)|expired|kicked the habit|sober|(got )?discharged|disbanded|(didn'?t|did not|not) renew(ing)?|call(ed)? off|put (him|her|it|them|[A-Z][a-z]+) down|closed (the|my|our|down|for good|permanently)|went (out of business|bust|under)|shelved)\b|n't\b.*\b(anymore|any more)\b"
                          # "3 weeks without a cigarette", "haven't had a drink since new year's": an abstention that began
-                         r"|\b(days?|weeks?|months?|years?) (without|w/o|off|clean|sober)\b|\b(haven'?t|hasn'?t|havent|hasnt|have not|has not)\b[^.,;!?]{0,40}\b(since|in (\d+|a|two|three|four|five|six) (days?|weeks?|months?|years?))\b)", re.I),
+                         r"|\b(days?|weeks?|months?|years?) (without|w/o|off|clean|sober)\b|\b(haven'?t|hasn'?t|havent|hasnt|have not|has not)\b[^.,;!?]{0,40}\bsince\b"
+                         # "hasn't touched a cigarette in 6 weeks" (not "haven't talked to my mom in two weeks": a gap)
+                         r"|\b(haven'?t|hasn'?t|havent|hasnt|have not|has not) (had|touched|smoked|vaped|drunk|drank)\b[^.,;!?]{0,30}"
+                         r"\bin (\d+|a|two|three|four|five|six) (days?|weeks?|months?|years?)\b)", re.I),
     # "so two cars now": a count that grew
     "additive": re.compile(r"\b(also|as well|another|in addition|additionally|added|second|both)\b|\bplus\b(?! (my|i|i'm|the|it|its|it's|then)\b)|\btoo\b(?=\s*[,.!?)]|\s*$)"
-                           r"|\b(two|three|four|2|3|4) [a-z]+s now\b", re.I),
+                           r"|^(?!.*\b(down to|only|just|cut|less|fewer)\b).*\b(two|three|four|2|3|4) [a-z]+s now\b", re.I),
     "still": re.compile(r"\b(still|as always|as usual|yep still|same as before|remains?)\b", re.I),
     "negation": re.compile(r"\b(not|no|never|none|nobody|nothing)\b|n't\b|\b(anymore|no longer)\b", re.I),
     "first_person": re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|us|im|ive)\b", re.I),
@@ -120,11 +124,11 @@ _KO = {
     "hypothetical": re.compile(r"(만약|만일|혹시|으면 좋겠|했으면|할까|갈까|볼까|살까|고민|싶어|싶다|싶은데|생각 중|생각중|지도 몰라|(?<=[가-힣])(지|진|지는)\s*모르겠|수도 있|려나|나 봐)"),
     "plan": re.compile(r"(예정|계획|할 거야|갈 거야|할거야|갈거야|ㄹ 거야|다음 주|다음주|다음 달|다음달|내년|내일|곧|려고)"),
     "past": re.compile(r"(예전에|옛날에|어릴\s*때|어렸을\s*때|학생\s*때|대학\s*때|그때는|그땐|전에는|한때)"),
-    "change": re.compile(r"(이제|요즘|지금은|새로|새 |드디어|됐어|되었|원래|기로\s*(했|함|결정))"),  # -기로 했어: decided, in effect
+    "change": re.compile(r"(이제|요즘|지금은|새로|새 |드디어|됐어|되었|원래|기로\s*(했|함|결정)(?!.*(다음|내년|부터|예정)))"),  # -기로 했어: decided, in effect
     # not 요즘 / 요새 (these days), 원래 (originally); 새 only as a word (not 냄새, 참새, 요새)
     # and a state just begun: "온보딩 3일째", "적응 중", "첫 주"
-    "shift": re.compile(r"(이제|지금은|(?<![가-힣])새로|(?<![가-힣])새 |드디어|됐어|되었|온보딩|적응\s*중|적응하는|\d+\s*일\s*째|(?<![가-힣])첫\s*(주|날|달)(?![가-힣]))"),
-    "switch": re.compile(r"((?<![가-힣])(신차|차)\s*뽑|바꿨|바꿔|바꾸|바꿈|옮겼|옮기|옮김|이사|이직|전직|시작했|시작해|부터|대신|말고|갈아탔|갈아타|넘어왔|넘어갔|등록|샀어|샀다|샀어요|구입|장만|달았|첫 출근|첫출근|입사|취직|합격|생겼)"),
+    "shift": re.compile(r"(이제|지금은|(?<![가-힣])새로|(?<![가-힣])새 |드디어|됐어|되었|온보딩|적응\s*중|적응하는|(입사|이사|출근|온보딩|등록|시작)[가-힣]*\s*\d+\s*일\s*째|(?<![가-힣])첫\s*(주|날|달)(?=[이라에은는도]|\s|$))"),
+    "switch": re.compile(r"((?<![가-힣])(신차|차)\s*뽑|바꿨|바꿔|바꿈|옮겼|옮김|전직|시작했|시작해|부터|대신|말고|갈아탔|갈아타|넘어왔|넘어갔|등록|샀어|샀다|샀어요|구입|장만|달았|첫 출근|첫출근|입사|취직|합격|생겼)"),
     "ending": re.compile(r"(더\s*이상|없이도|그만|금연|금주|끊었|끊고|끊어|끊은|관뒀|관두|퇴사|헤어졌|헤어짐|팔았|팔고|처분|접었|접고|접으|은퇴|휴학|자퇴|탈퇴|해지|없어졌|졸업|끝냈|끝났|끝내|닫았|닫고|뗐|해제|떠났|나왔|포기|잃어버렸|잃었|도난|폐차|죽었|돌아가셨|무지개\s*다리|이혼|파양|환불|반납|삭제|취소|중단|멈췄|손\s*놨|손\s*뗐|잘렸|짤렸|해고|권고사직|이별|폐업|폐점|문\s*닫|(다|전부|싹)\s*정리|해체|연장\s*안\s*(했|함|하|해))"),
     "additive": re.compile(r"(하나\s*더|추가로|게다가|또\s)"),
     "still": re.compile(r"(아직|여전히|계속|변함없이|그대로)"),
@@ -325,8 +329,9 @@ _VERB_DENIAL = {True: re.compile(r"(?<![가-힣])(안|못)\s*[가-힣]|않"),
 
 
 # a clause that says what one does now, after what was ended: "..., taking a Japanese class", "..., freelancing now"
-_EN_NOW_CLAUSE = re.compile(r"^\s*(?:(?:and|then|i'?m|im|i am|we'?re|now|just|currently|mostly|only)\s+)*"
-                            r"(?!going\b|gonna\b|trying\b|thinking\b|considering\b|looking\b|planning\b|hoping\b|nothing\b)[a-z]+ing\b"
+_EN_NOW_CLAUSE = re.compile(r"^\s*(?:(?:and|then|i'?m|i am|we'?re|now|just|currently|mostly|only)\s+){0,4}"
+                            r"(?!going\b|gonna\b|trying\b|thinking\b|considering\b|looking\b|planning\b|hoping\b"
+                            r"|\w*thing\b|morning\b|evening\b|during\b|spring\b|wedding\b|building\b|meeting\b|ceiling\b|ring\b|king\b)[a-z]+ing\b"
                             r"|\b(now|these days|instead)\s*$", re.I)
 
 

@@ -99,6 +99,11 @@ def _shares(new: Reading, old: Reading) -> bool:
 
 
 
+def _shares_known(new: Reading, k: Known) -> bool:
+    """``_shares``, counting the words of the values a fact replaced."""
+    return _shares(new, k.reading) or bool(_overlap(new.content, k.earlier))
+
+
 def _still_named(new: Reading, old: Reading, attr: Attribute | None) -> bool:
     """The new statement names the old value again, all of it, and does not
     say it replaced it: what changed is another aspect of the same thing
@@ -122,6 +127,11 @@ def _still_named(new: Reading, old: Reading, attr: Attribute | None) -> bool:
 _KEPT = re.compile(r"\b(keep|keeps|keeping|kept|stays?|staying|remains?)\b|그대로|유지", re.I)
 
 
+def _value_words(old: Reading) -> list[str]:
+    """The words that name an old fact's value: its content but its verb."""
+    return [t for t in old.content if t != old.predicate and len(t) >= 2]
+
+
 def _in_clause(word: str, clause: str) -> bool:
     """A content token in a clause: Hangul by containment (particles attach to
     it), an English stem only at the start of a word ("art" is not in "start")."""
@@ -132,7 +142,7 @@ def _kept(new: Reading, old: Reading) -> bool:
     """A clause of the new statement says a thing the old fact names stays:
     what the statement brings is one more, beside it. The old fact's own
     words, not its predicate, must be in that clause."""
-    words = [t for t in old.content if t != old.predicate and len(t) >= 2]
+    words = _value_words(old)
     for clause in CLAUSE_BREAK.split(new.text.lower()):
         if clause and _KEPT.search(clause) and any(_in_clause(w, clause) for w in words):
             return True
@@ -145,15 +155,16 @@ def _denied(new: Reading, old: Reading) -> bool:
     뛰어요", "연세치과는 넘 멀어서 안 가요". Not "no sugar no milk, just black
     coffee" (the denial and the old words are in different clauses), nor "절대
     못 끊어" (a denied ending restates)."""
-    words = [t for t in old.content if t != old.predicate and len(t) >= 2]
+    words = _value_words(old)
     return any(sum(_in_clause(w, clause) for w in words) >= 2 for clause in new.denials)
 
 
 def _wound_up(new: Reading, old: Reading) -> bool:
     """정리 (to wind up) said of a thing the old fact names: "스마트스토어 정리하고"
     after "퇴근하고 스마트스토어 운영해" ends it; alone, 정리 is tidying ("방 정리했어")."""
-    words = [t for t in old.content if t != old.predicate and len(t) >= 2 and has_hangul(t)]
-    return any(re.search(rf"{re.escape(w)}[가-힣]*\s*((싹|다|전부)\s*)?정리", new.text) for w in words)  # its object, not "책 정리 봉사"
+    words = [w for w in _value_words(old) if has_hangul(w)]
+    # its object (no particle, or 을/를/은/는/도), in a form that is done: not "책 정리 봉사", not "블로그에 정리해"
+    return any(re.search(rf"{re.escape(w)}(을|를|은|는|도)?\s*((싹|다|전부)\s*)?정리(하고|했|함|해\s*버)", new.text) for w in words)
 
 
 # a verb a thing does to itself ("ymca switched to 5am openings", "스포애니 24시간으로 바뀌었어")
@@ -166,7 +177,7 @@ _KO_BY_ME = re.compile(r"(바꿨|바꿔|바꿈|갈아|옮겼|옮김|넘어)")
 def _itself_changed(new: Reading, old: Reading) -> str | None:
     """The old fact's own thing opens the sentence and does the changing: the
     gym changed its hours, the user still goes there. Returns that word."""
-    words = [t for t in old.content if t != old.predicate and len(t) >= 2]
+    words = _value_words(old)
     if has_hangul(new.text):
         first = new.text.split()[0] if new.text.split() else ""
         hit = next((w for w in words if w in first), None)
@@ -183,24 +194,26 @@ _EN_FUNCTION = frozenset("the and for with from that this was were are has have 
 def _outgrown(new: Reading, old: Reading) -> bool:
     """The old value is named as a time that is over, to compare the present
     with: "키토 때보다 훨씬 덜 괴로움" (than when on keto), "아반떼 탈 때랑 완전
-    다름", "target was way chiller", "a better fade than tony ever gave me"."""
-    words = [t for t in old.content if t != old.predicate and len(t) >= 2]
+    다름", "a better fade than tony ever gave me", "than when I was at X".
+    ("work was super busy" is no such comparison: a past tense alone is not.)"""
+    words = _value_words(old)
     words += re.findall(r"[가-힣]{2,}", old.text)  # Kiwi can split a name it does not know ("키토" -> 키/토)
     words += [w for w in re.findall(r"[a-z][a-z0-9-]{2,}", old.text.lower()) if w not in _EN_FUNCTION]  # "tony", not its stem
     text = new.text.lower()
     for w in words:
         if has_hangul(w):
-            if re.search(rf"{re.escape(w)}[가-힣]*(?:\s+[가-힣]+)?\s*때(?:보다|랑|와|하고|에\s*비하)", text):
+            # not "필라테스 시작할 때보다": compared with when it began, it goes on
+            m = re.search(rf"{re.escape(w)}[가-힣]*(?:\s+([가-힣]+))?\s*때(?:보다|랑|와|하고|에\s*비하)", text)
+            if m and not (m.group(1) and re.match(r"(시작|처음|입사|등록|가입|다니기|배우기)", m.group(1))):
                 return True
-        elif re.search(rf"\b{re.escape(w)}\w*\s+(?:was|were)\s+(?:way\s+|so\s+|much\s+|a lot\s+)?\w+er\b|\bthan\s+{re.escape(w)}\w*\s+ever\b"
-                       rf"|\bthan\s+(?:when\s+i\s+(?:was|had)|back\s+(?:at|with|when))\b[^.,;!?]*\b{re.escape(w)}", text):
+        elif re.search(rf"\bthan\s+{re.escape(w)}\w*\s+ever\b|\bthan\s+(?:when\s+i\s+(?:was|had)|back\s+(?:at|with|when))\b[^.,;!?]*\b{re.escape(w)}", text):
             return True
     return False
 
 
 _EN_DAYS = r"mon(day)?s?|tues?(day)?s?|wed(nesday)?s?|thu(rs)?(day)?s?|fri(day)?s?|sat(urday)?s?|sun(day)?s?|mornings?|evenings?|nights?|afternoons?|weekends?|weekdays?"
 _SCHEDULE = {False: re.compile(rf"\b({_EN_DAYS}|\d{{1,2}}(:\d\d)?\s*(am|pm)|\d+\s*(x|times) a week)\b", re.I),
-             True: re.compile(r"(?<![가-힣])([월화수목금토일]{2,3}(?![가-힣])|[월화수목금토일]요일|아침|저녁|오전|오후|새벽|주말|평일|\d{1,2}\s*시|주\s*\d\s*회)")}
+             True: re.compile(r"(?<![가-힣])([월화수목금토일]{2,3}(?![가-힣])|[월화수목금토일]요일|아침|저녁|오전|오후|새벽|주말|평일|\d{1,2}\s*시(?!간)|주\s*\d\s*회)")}
 
 
 def _rescheduled(new: Reading, old: Reading) -> bool:
@@ -215,7 +228,8 @@ def _rescheduled(new: Reading, old: Reading) -> bool:
 
 
 # a move inside something that stays: "사업부 안에서 다른 파트로 옮겼어요", "same team at microsoft"
-_WITHIN = re.compile(r"(안에서|내에서|내부에서|같은\s*(회사|팀|부서|건물|학교|센터|지점)|\bwithin (the|my|our)\b|\binternal(ly)?\b"
+_WITHIN = re.compile(r"((회사|사내|팀|부서|사업부|본부|학교|센터|지점)\s*(안|내|내부)에서|같은\s*(회사|팀|부서|건물|학교|센터|지점)"
+                     r"|\bwithin (the|my|our) (company|team|department|org|organi[sz]ation|division|school)\b"
                      r"|\bsame (company|team|department|building|school|gym|office|branch)\b)", re.I)
 
 
@@ -225,16 +239,26 @@ _TIME_SLOT = {False: re.compile(r"\b(early[- ]morning|morning|evening|night|lunc
               True: re.compile(r"(아침|저녁|새벽|오전|오후|주말|평일|점심|[월화수목금토일]{2,3})\s*(반|타임|부|수업|클래스|레인)(?=으로|로|에서|에|을|를|이|은|는|도|[^가-힣]|$)")}
 
 
-_WEEKDAY = {False: re.compile(r"\b(mon|tue|wed|thu|fri|sat|sun)", re.I), True: re.compile(r"([월화수목금토일])요일")}
+_WEEKDAY = {False: re.compile(r"\b(mon|tue|wed|thu|fri|sat|sun)(?:day|s?day|nesday|rsday|urday|s|rs)?s?\b", re.I),
+            True: re.compile(r"([월화수목금토일])요일")}
+_DAYTIME = {False: re.compile(r"\b(morning|afternoon|evening|night)s?\b", re.I), True: re.compile(r"(아침|오전|점심|오후|저녁|밤|새벽)")}
 
 
 def _same_weekday(new: Reading, old: Reading) -> bool:
-    """Another thing on the same weekday ("토요일 아침엔 무료급식소에서 배식 봉사해"
-    after "토요일마다 유기견 보호소 봉사 가"): one can be at one place on Saturday
-    mornings; a slot of the week holds one value, unless "also"."""
+    """Another place for the same activity on the same weekday ("토요일
+    아침엔 무료급식소에서 배식 봉사해" after "토요일마다 유기견 보호소 봉사 가"): a
+    slot of the week holds one value, unless "also" or the hours differ; the
+    activity must be named in both (a word besides the day)."""
     ko = has_hangul(new.text)
     days = {m.group(1).lower() for m in _WEEKDAY[ko].finditer(new.text)}
-    return bool(days and days & {m.group(1).lower() for m in _WEEKDAY[ko].finditer(old.text)} and not new.additive)
+    if not (days and days & {m.group(1).lower() for m in _WEEKDAY[ko].finditer(old.text)}) or new.additive:
+        return False
+    hours_new = {m.group(1).lower() for m in _DAYTIME[ko].finditer(new.text)}
+    hours_old = {m.group(1).lower() for m in _DAYTIME[ko].finditer(old.text)}
+    if hours_new and hours_old and not hours_new & hours_old:  # Saturday mornings and Saturday evenings both hold
+        return False
+    days_words = {t for t in new.content if _WEEKDAY[ko].search(t) or re.match(r"(mon|tue|wed|thu|fri|sat|sun|[월화수목금토일]요일)", t)}
+    return bool(_overlap(new.content, old.content) - days_words - set(_LIGHT_VERBS))  # the activity may be the verb
 
 
 def _to_a_time(new: Reading, old: Reading) -> bool:
@@ -268,7 +292,7 @@ def same_slot(new: Reading, new_attr: Attribute | None, old: Known, w: SlotWeigh
     close; closeness alone counts only when this fact stands out."""
     if new_attr is not None and not new_attr.multi and old.attribute is not None and new_attr.name == old.attribute:
         return True  # one value at a time (a job, a home); a list-valued attribute says nothing about the slot
-    shared = _shares(new, old.reading) or bool(_overlap(new.content, old.earlier))
+    shared = _shares_known(new, old)
     if _close(new, shared, old.similarity, runner_up, w.cued, w.margin, w.shared, w.alone):
         return True
     return old.centred is not None and _close(new, shared, old.centred, centred_runner_up, w.c_cued, w.c_margin,
@@ -292,7 +316,7 @@ def pick_slot(new: Reading, new_attr: Attribute | None, known: Sequence[Known], 
                        max((o.centred for o in ranked if o is not k and o.centred is not None), default=0.0))]
     if not ok:
         return None
-    return next((k for k in ok if _shares(new, k.reading)), ok[0])
+    return next((k for k in ok if _shares_known(new, k)), ok[0])
 
 
 def decide(new: Reading, new_attr: Attribute | None, known: Sequence[Known], w: SlotWeights = SlotWeights()) -> Verdict:
@@ -307,7 +331,8 @@ def decide(new: Reading, new_attr: Attribute | None, known: Sequence[Known], w: 
         return Verdict("add", None, "a one-off event")
     if not new.personal:
         return Verdict("add", None, "about something or someone else, not the subject's own state")
-    slot = pick_slot(new, new_attr, known, w) or outgrown
+    # an event is about the fact it compares with, not the nearest one
+    slot = outgrown if new.episodic and not new_attr else pick_slot(new, new_attr, known, w) or outgrown
     if slot is None:
         return Verdict("add", None, "no fact about the same thing")
     old = slot.reading
@@ -324,7 +349,7 @@ def decide(new: Reading, new_attr: Attribute | None, known: Sequence[Known], w: 
     # ("I'm on days now. still 12 hour shifts": "still" tells another aspect when something shifted)
     if new.still and not new.switch and not new.shift and (not new.ending or old.negated):
         return Verdict("reaffirm", slot.id, f"restates {what}")
-    shared = _shares(new, old) or bool(_overlap(new.content, slot.earlier))
+    shared = _shares_known(new, slot)
     # a bare "no" next to a fact does not end it ("I'll never forget it", "it wasn't easy"); "이제 안 피워" does
     denied = not old.negated and not new.still and _denied(new, old)
     wound_up = not new.ending and _wound_up(new, old)
@@ -334,8 +359,10 @@ def decide(new: Reading, new_attr: Attribute | None, known: Sequence[Known], w: 
         if fresh and (new.switch or new.renewal or new.goes_on):
             return Verdict("supersede", slot.id, f"{what} changed")
         return Verdict("delete", slot.id, f"{what} ended")
+    if _rescheduled(new, old):
+        return Verdict("supersede", slot.id, f"{what} changed: another time")
     itself = _itself_changed(new, old)
-    if itself is not None:
+    if itself is not None and not (re.search(r"\d", new.text) and re.search(r"\d", old.text)):  # 70kg -> 65kg: its value
         return Verdict("refine", slot.id, f"another aspect of {what}: {itself} itself changed")
     if (new.switch or new.change) and (_WITHIN.search(new.text) or _to_a_time(new, old)):
         return Verdict("refine", slot.id, f"another aspect of {what}: a move within it, or to another time of it")
@@ -347,8 +374,8 @@ def decide(new: Reading, new_attr: Attribute | None, known: Sequence[Known], w: 
     if not restated and _still_named(new, old, attribute(slot.attribute) if slot.attribute else new_attr):
         return Verdict("refine", slot.id, f"another aspect of {what}: the old value is named again")
     single = new_attr is not None and not new_attr.multi
-    if _rescheduled(new, old) or _same_weekday(new, old):
-        return Verdict("supersede", slot.id, f"{what} changed: another time, or another thing at the same time")
+    if _same_weekday(new, old):
+        return Verdict("supersede", slot.id, f"{what} changed: another place for it on the same day")
     if new.switch or new.shift or (new.change and (shared or single and slot.attribute == new_attr.name)) \
             or (new_attr is not None and not new_attr.multi and slot.attribute == new_attr.name):
         return Verdict("supersede", slot.id, f"{what} changed")  # "Jake ... at Rivian now" after "Jake works at Tesla"
