@@ -162,6 +162,8 @@ def _denied(new: Reading, old: Reading) -> bool:
 def _wound_up(new: Reading, old: Reading) -> bool:
     """정리 (to wind up) said of a thing the old fact names: "스마트스토어 정리하고"
     after "퇴근하고 스마트스토어 운영해" ends it; alone, 정리 is tidying ("방 정리했어")."""
+    if "정리" not in new.text:
+        return False
     words = [w for w in _value_words(old) if has_hangul(w)]
     # its object (no particle, or 을/를/은/는/도), in a form that is done: not "책 정리 봉사", not "블로그에 정리해"
     return any(re.search(rf"{re.escape(w)}(을|를|은|는|도)?\s*((싹|다|전부)\s*)?정리(하고|했|함|해\s*버)", new.text) for w in words)
@@ -196,10 +198,12 @@ def _outgrown(new: Reading, old: Reading) -> bool:
     with: "키토 때보다 훨씬 덜 괴로움" (than when on keto), "아반떼 탈 때랑 완전
     다름", "a better fade than tony ever gave me", "than when I was at X".
     ("work was super busy" is no such comparison: a past tense alone is not.)"""
+    text = new.text.lower()
+    if "때" not in text and "than" not in text:  # called per known fact on the consolidation path: no pattern to build
+        return False
     words = _value_words(old)
     words += re.findall(r"[가-힣]{2,}", old.text)  # Kiwi can split a name it does not know ("키토" -> 키/토)
     words += [w for w in re.findall(r"[a-z][a-z0-9-]{2,}", old.text.lower()) if w not in _EN_FUNCTION]  # "tony", not its stem
-    text = new.text.lower()
     for w in words:
         if has_hangul(w):
             # not "필라테스 시작할 때보다": compared with when it began, it goes on
