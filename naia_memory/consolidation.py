@@ -33,6 +33,7 @@ from .stores.port import RecordFilter, StoragePort
 from .subjects import named_person, person_of, related
 
 log = logging.getLogger("naia_memory")
+_KNOWN = frozenset(a.name for a in contradiction.ATTRIBUTES)  # what facts are filed under (labels exist for these)
 
 
 class Consolidator:
@@ -182,12 +183,18 @@ class Consolidator:
             old = self.store.get(verdict.target_id)
             self.retire(old, now, successor=None, reason=verdict.reason, episode_id=ep.id)
             return Decision(DecisionOp.DELETE, cand.content, None, old.id, distance, verdict.reason, now, (ep.id,))
+        replaced = self.store.get(verdict.target_id) if verdict.op == "supersede" else None
+        # the slot a fact replaces is its slot: "congee is my favorite thing to eat now" replaces a fact filed
+        # under favorite_food without naming the attribute; filed under it too, the next change finds it there
+        # (pick_slot, _neighbours) and a question naming the attribute finds the value that holds now
+        filed = cand.attribute or (replaced.attribute if replaced is not None and replaced.attribute in _KNOWN else None)
         fact = MemoryRecord(
             id=self.new_id("fact", cand.content, now, ep.project), kind=MemoryKind.FACT, content=cand.content, created_at=now, updated_at=now,
-            last_accessed=now, project=ep.project, session=ep.session, role="user", tokens=tokens + self.label_tokens(attr),
+            last_accessed=now, project=ep.project, session=ep.session, role="user",
+            tokens=tokens + self.label_tokens(contradiction.attribute(filed) if filed else None),
             entities=sorted(set(self.tokenizer.nouns(cand.content))), importance=ep.importance,
             memory_class=cand.memory_class, valid_from=ep.created_at, provenance=[ep.id],
-            attribute=cand.attribute, value=" ".join(sorted(values)) or None,
+            attribute=filed, value=" ".join(sorted(values)) or None,
             metadata={"values": sorted(values), "extractor": getattr(self.fact_extractor, "name", "heuristic"),
                       "subject": subject, "source_ids": source_ids(ep)},
         )
@@ -203,8 +210,8 @@ class Consolidator:
             self._ahead.added.append(fact.id)
         self.index.add(fact)
         self.store.graph.add_cooccurrence(fact.entities)
-        if verdict.op == "supersede":
-            old = self.store.get(verdict.target_id)
+        if replaced is not None:
+            old = replaced
             fact.supersedes = old.id
             self.store.update(fact)
             self.retire(old, now, successor=fact.id, reason=verdict.reason, episode_id=ep.id)

@@ -186,6 +186,24 @@ def test_engine_updates_outside_the_attribute_list_and_logs_what_is_not_a_fact(m
     assert band.fact_id in {h.id for h in m.facts(include_inactive=True)}  # ... but never lost
 
 
+def test_a_fact_that_replaces_one_is_filed_where_the_old_one_was(make_system, t0):
+    """"day 3 at stripe" names no job, but it replaced one: filed under job, a
+    question naming the job (the attribute signal) and the next change (filed
+    facts are always among the neighbours) find the value that holds now."""
+    m = make_system()
+    m.encode(content="I work as a nurse at Mercy hospital", role="user", now=t0)
+    m.consolidate(now=t0 + timedelta(minutes=5))
+    m.encode(content="day 3 at stripe, onboarding is intense", role="user", now=t0 + timedelta(days=3))
+    rep = m.consolidate(now=t0 + timedelta(days=3, minutes=5))
+    upd = next(d for d in rep.decisions if d.op is DecisionOp.UPDATE)
+    now = {h.id: h for h in m.facts()}
+    assert now[upd.fact_id].metadata["attribute"] == "job", [(h.content, h.metadata.get("attribute")) for h in now.values()]
+    m.encode(content="I had a sandwich for lunch", role="user", now=t0 + timedelta(days=3, hours=1))
+    m.consolidate(now=t0 + timedelta(days=3, hours=2))
+    hits = m.recall(query="what's my job?", top_k=2, now=t0 + timedelta(days=4)).hits
+    assert hits[0].id == upd.fact_id, [h.content for h in hits]
+
+
 def test_a_named_persons_fact_is_theirs_and_is_updated_as_theirs(make_system, t0):
     m = make_system()
     m.encode(content="My brother Sam works at a bakery downtown", role="user", now=t0)
