@@ -73,6 +73,38 @@ def test_a_hand_edited_json_store_without_its_checksum_opens(tmp_path, tokenizer
     s.close()
 
 
+@pytest.mark.parametrize("layout", ["indented", "records-first", "checksum-dropped-keys-shuffled"])
+def test_a_hand_edited_json_store_opens_in_any_layout(tmp_path, tokenizer, t0, layout):
+    """The store is read member by member (records streamed into the cache);
+    a person may indent the file or move its keys, and it must read the same."""
+    path = _fill("json", tmp_path, tokenizer, t0)
+    before = LocalStore(path)
+    want = {r.id: (r.to_json(), before.embeddings([r.id]).tobytes()) for r in before.records(None)}
+    before.close()
+    doc = json.loads(open(path, encoding="utf-8").read())
+    doc.pop("checksum")
+    if layout == "indented":
+        text = json.dumps(doc, ensure_ascii=False, indent=2)
+    elif layout == "records-first":  # the records come before the header they need (the embedder's dimension)
+        text = json.dumps({"records": doc.pop("records"), **doc}, ensure_ascii=False)
+    else:
+        text = json.dumps(dict(reversed(list(doc.items()))), ensure_ascii=True, separators=(", ", " : "))
+    open(path, "w", encoding="utf-8").write(" \n" + text + "\n")
+    s = LocalStore(path)
+    got = {r.id: (r.to_json(), s.embeddings([r.id]).tobytes()) for r in s.records(None)}
+    s.close()
+    assert got == want
+
+
+def test_a_checksum_anywhere_but_last_is_damage(tmp_path, tokenizer, t0):
+    path = _fill("json", tmp_path, tokenizer, t0)
+    doc = json.loads(open(path, encoding="utf-8").read())
+    moved = {"checksum": doc.pop("checksum"), **doc}
+    open(path, "w", encoding="utf-8").write(json.dumps(moved, ensure_ascii=False, separators=(",", ":")))
+    with pytest.raises(StoreError, match="checksum"):
+        LocalStore(path)
+
+
 def test_a_damaged_sqlite_store_is_refused(tmp_path, tokenizer, t0):
     pytest.importorskip("apsw")
     from naia_memory.stores.sqlite_store import SqliteStore

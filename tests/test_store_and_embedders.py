@@ -344,3 +344,38 @@ def test_vector_index_setting_is_checked(tmp_path):
         assert ann.resolve_hnsw_from("auto", None) is None
         with pytest.raises(ImportError, match="faiss"):
             ann.resolve_hnsw_from("hnsw", None)
+
+
+@pytest.mark.parametrize("text", [
+    '{}', ' { } ', '{"a": 1}', '{"a":[1,2,{"b":"c"}],"records":[],"z":null}',
+    '{"records": [ {"id": "x", "t": "\\"quoted\\" \\u00e9 한글"} , {"id":"y"} ], "log": [1]}',
+    '{\n  "records": [\n    1,\n    [2, 3]\n  ],\n  "after": {"k": [true, false]}\n}\n',
+])
+@pytest.mark.parametrize("piece", [None, 1, 2, 7])
+def test_member_by_member_reading_matches_json_loads(text, piece):
+    """Whole, or in pieces cut anywhere (inside a key, a number, a character's
+    UTF-8 bytes): the file is read a piece at a time."""
+    from naia_memory.stores.json_members import members, utf8_pieces
+
+    source = text if piece is None else utf8_pieces(text.encode("utf-8"), size=piece)
+    got = {}
+    for key, value in members(source, frozenset({"records"})):
+        got[key] = list(value) if key == "records" and not isinstance(value, (list, dict, str, int, type(None))) else value
+    assert got == json.loads(text)
+
+
+def test_member_by_member_reading_skips_what_the_caller_leaves_and_refuses_what_is_not_json():
+    from naia_memory.stores.json_members import members
+
+    seen = []
+    for key, value in members('{"records": [1, 2, 3], "after": 4}', frozenset({"records"})):
+        if key == "records":
+            seen.append(next(value))  # stop after the first record
+        else:
+            seen.append((key, value))
+    assert seen == [1, ("after", 4)]
+    for bad in ['[1, 2]', '{"a": 1,}', '{"records": [1,]}', '{"a" 1}', '{"a": 1} {}', '{"a": 1', '{a: 1}', '']:
+        with pytest.raises(json.JSONDecodeError):
+            for key, value in members(bad, frozenset({"records"})):
+                if key == "records":
+                    list(value)

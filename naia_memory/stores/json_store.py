@@ -19,7 +19,9 @@ import binascii
 import hashlib
 import json
 import os
+import re
 import tempfile
+from contextlib import nullcontext
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
@@ -32,13 +34,16 @@ from ..records import MemoryRecord
 from ..recall.columns import Columns
 from .cache import RecordCache, check_embedder
 from .journal import Batch, Journal
+from .json_members import CHUNK, members, utf8_pieces
 from .lock import FileLock
 from .ann import resolve_hnsw_from
-from .crypto import Sealer, is_encrypted, split
+from .crypto import MAGIC, Sealer, is_encrypted, split
 from .port import SCHEMA_VERSION, RecordFilter, StoreError, kind_tag, kind_tags, scrub_entry
 
 DEFAULT_PATH = Path("~/.naia/memory/naia-memory.json")
 FORMAT = "naia-memory"
+# the checksum the writer puts last: sha256 of everything before it (``_snapshot_chunks``)
+_CHECKSUM_TAIL = re.compile(rb',"checksum":"([0-9a-f]*)"\}\Z')
 MIN_COMPACT_BYTES = 1 << 20  # below this a journal is never worth folding in early
 
 
@@ -105,14 +110,40 @@ def private_copy(src: str, dest: str) -> None:
         os.fsync(out.fileno())
 
 
-def _checksum_bytes(data: bytes, tail: int) -> str:
-    """sha256 of the snapshot text as it was before its checksum field was
-    appended: the file's bytes with the last ``tail`` (the field) replaced by
-    the "}" they took the place of, hashed without copying the file (a
-    100k-memory store is ~270 MB)."""
-    h = hashlib.sha256(memoryview(data)[: len(data) - tail])
-    h.update(b"}")
-    return h.hexdigest()
+def _scan(path: Path, data: bytes | None) -> tuple[int, bool, int]:
+    """One pass over the snapshot before it is parsed: (its size, whether it
+    ends with the checksum the writer puts last, how many records it holds at
+    most). A checksum that does not match is refused here, before anything is
+    read into the store. ``data``: the decrypted text of an encrypted store
+    (else the file is read a piece at a time)."""
+    if data is not None:
+        size = len(data)
+        tail = bytes(data[max(0, size - 200):])
+    else:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            f.seek(max(0, size - 200))
+            tail = f.read()
+    sealed = _CHECKSUM_TAIL.search(tail)
+    hashed = size - (len(sealed.group(0)) if sealed else 0)
+    h = hashlib.sha256()
+    records = 0
+    view = memoryview(data) if data is not None else None
+    with (open(path, "rb") if view is None else nullcontext()) as f:
+        done = 0
+        while done < hashed:
+            block = view[done: min(hashed, done + CHUNK)] if view is not None else f.read(min(CHUNK, hashed - done))
+            if not block:
+                break
+            h.update(block)
+            records += bytes(block).count(b'"embedding":') + 1  # +1: one split between two blocks
+            done += len(block)
+    if sealed is not None:
+        h.update(b"}")  # the digest is of the document as it was before the checksum field took its "}"
+        if h.hexdigest() != sealed.group(1).decode("ascii"):
+            raise StoreError(f"{path} is damaged: its checksum does not match its content; the file was left untouched "
+                             "(restore a backup)")
+    return size, sealed is not None, records
 
 
 class LocalStore:
@@ -176,63 +207,100 @@ class LocalStore:
 
     # ---- persistence -------------------------------------------------
     def _load(self, path: Path, passphrase: str | None) -> None:
-        data = path.read_bytes()
-        if is_encrypted(data):
+        with open(path, "rb") as f:
+            encrypted = is_encrypted(f.read(len(MAGIC)))
+        data: bytes | None = None
+        if encrypted:
             if passphrase is None:
                 raise StoreError(f"{path} is encrypted; open it with passphrase=")
-            head, body = split(data)
+            head, body = split(path.read_bytes())
             self._sealer = Sealer.from_header(head, passphrase, str(path))
             data = self._sealer.open(body, b"snapshot", str(path))
         elif passphrase is not None:
             raise StoreError(f"{path} is not encrypted; open it without a passphrase (an encrypted copy: "
                              "MemorySystem.backup(path=..., passphrase=...))")
+        size, sealed, records = _scan(path, data)
         try:
-            doc = json.loads(data.decode("utf-8"))  # the decoded copy is dropped as soon as it is parsed
-        except ValueError as e:  # not UTF-8, or not JSON
-            raise StoreError(f"{path} is not valid JSON ({e}); the file was left untouched") from e
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-            raise StoreError(f"{path} is not a naia-memory store (format={doc.get('format') if isinstance(doc, dict) else None!r})")
-        if doc.get("schema_version", 0) > SCHEMA_VERSION:
-            raise StoreError(f"{path} has schema {doc['schema_version']}, newer than this library ({SCHEMA_VERSION})")
-        stored = doc.pop("checksum", None)
-        tail = f',"checksum":"{stored}"}}'.encode("utf-8") if isinstance(stored, str) else b""
-        if stored is not None and (not tail or not data.endswith(tail) or _checksum_bytes(data, len(tail)) != stored):
-            raise StoreError(f"{path} is damaged: its checksum does not match its content; the file was left untouched "
-                             "(restore a backup)")
-        size = len(data)
-        del data  # the parsed document is all that is needed now
-        try:
-            self._load_doc(path, doc, size)
+            if data is not None:
+                self._load_text(path, utf8_pieces(data), size, sealed, records)
+            else:
+                with open(path, "rb") as f:
+                    self._load_text(path, utf8_pieces(f), size, sealed, records)
         except StoreError:
             raise
-        except (KeyError, TypeError, ValueError, AttributeError, binascii.Error) as e:  # a damaged file without a checksum
+        except ValueError as e:  # not UTF-8, or not JSON (json.JSONDecodeError is a ValueError)
+            if isinstance(e, (UnicodeDecodeError, json.JSONDecodeError)):
+                raise StoreError(f"{path} is not valid JSON ({e}); the file was left untouched") from e
+            raise StoreError(f"{path} is damaged ({type(e).__name__}: {e}); the file was left untouched") from e
+        except (KeyError, TypeError, AttributeError, binascii.Error) as e:  # a damaged file without a checksum
             raise StoreError(f"{path} is damaged ({type(e).__name__}: {e}); the file was left untouched") from e
 
-    def _load_doc(self, path: Path, doc: dict[str, Any], size: int) -> None:
-        if not isinstance(doc.get("records", []), list) or not isinstance(doc.get("log", []), list):
+    def _load_text(self, path: Path, text: Iterable[str], size: int, sealed: bool, records: int) -> None:
+        """Member by member (``json_members``): each record goes into the cache
+        as it is parsed, so the parsed document is never whole in memory (a
+        100k-memory store is ~270 MB of text), and the text is read a piece at
+        a time. Records written before the header they need (a hand-edited
+        file) wait until it has been read. ``records``: at least how many
+        there are (the vector matrix is made that size once)."""
+        head: dict[str, Any] = {}
+        waiting: list[dict[str, Any]] | None = None
+        started = False
+        for key, value in members(text, frozenset({"records"})):
+            if key == "checksum":
+                if not sealed:  # the writer puts it last; anywhere else, the file was changed after it was sealed
+                    raise StoreError(f"{path} is damaged: its checksum does not match its content; the file was left "
+                                     "untouched (restore a backup)")
+                continue
+            if key != "records":
+                head[key] = value
+                if key == "format" or key == "schema_version":
+                    self._check_header(path, head, final=False)
+                continue
+            if waiting is not None or started or not isinstance(value, Iterator):
+                raise StoreError(f"{path} is damaged: 'records' and 'log' must be lists; the file was left untouched")
+            dim = (head.get("embedder") or {}).get("dim") if isinstance(head.get("embedder"), dict) else None
+            if head.get("format") == FORMAT and dim is not None:
+                started = True
+                self._cache.reset_vectors(records, dim)
+                for item in value:
+                    self._take(path, item, dim)
+            else:
+                waiting = list(value)
+        self._check_header(path, head, final=True)
+        dim = (head.get("embedder") or {}).get("dim")
+        if not started:
+            self._cache.reset_vectors(len(waiting or ()), dim or 0)
+            for n, item in enumerate(waiting or ()):
+                waiting[n] = None  # type: ignore[index,call-overload]  # freed once it is in the cache
+                self._take(path, item, dim)
+        if not isinstance(head.get("log", []), list):
             raise StoreError(f"{path} is damaged: 'records' and 'log' must be lists; the file was left untouched")
-        self._meta = {k: v for k, v in doc.items() if k not in ("records", "graph", "log", "journal_seq", "saved_at")}
-        self._seq = int(doc.get("journal_seq", 0))
+        self._meta = {k: v for k, v in head.items() if k not in ("graph", "log", "journal_seq", "saved_at")}
+        self._seq = int(head.get("journal_seq", 0))
         self._snapshot_bytes = size
-        dim = (self._meta.get("embedder") or {}).get("dim")
-        items = doc.get("records", [])
-        self._cache.reset_vectors(len(items), dim or 0)
-        for n, item in enumerate(items):
-            items[n] = None  # each parsed record is freed once it is in the cache
-            vec = item.pop("embedding", None)
-            rec = MemoryRecord.from_json(item)
-            if vec is None or dim is None:
-                raise StoreError(f"{path}: record {rec.id} has no embedding or the store has no embedder entry")
-            try:
-                v = decode_vector(vec, dim)
-            except StoreError as e:
-                raise StoreError(f"{path} is damaged: record {rec.id}: {e}; the file was left untouched") from None
-            self._cache.add(rec, v)
-            self._bm25.add(rec.id, rec.tokens, kind_tag(rec.kind))
-        self.graph = EntityGraph.from_json(doc.get("graph", []))
-        self._log = list(doc.get("log", []))
+        self.graph = EntityGraph.from_json(head.get("graph", []))
+        self._log = list(head.get("log", []))
         self._log_written = len(self._log)
         self._rewrite = False
+
+    @staticmethod
+    def _check_header(path: Path, head: dict[str, Any], final: bool) -> None:
+        if (final or "format" in head) and head.get("format") != FORMAT:
+            raise StoreError(f"{path} is not a naia-memory store (format={head.get('format')!r})")
+        if head.get("schema_version", 0) > SCHEMA_VERSION:
+            raise StoreError(f"{path} has schema {head['schema_version']}, newer than this library ({SCHEMA_VERSION})")
+
+    def _take(self, path: Path, item: Any, dim: int | None) -> None:
+        vec = item.pop("embedding", None)
+        rec = MemoryRecord.from_json(item)
+        if vec is None or dim is None:
+            raise StoreError(f"{path}: record {rec.id} has no embedding or the store has no embedder entry")
+        try:
+            v = decode_vector(vec, dim)
+        except StoreError as e:
+            raise StoreError(f"{path} is damaged: record {rec.id}: {e}; the file was left untouched") from None
+        self._cache.add(rec, v)
+        self._bm25.add(rec.id, rec.tokens, kind_tag(rec.kind))
 
     def _replay(self, batches: list[Batch]) -> None:
         """Apply the journal's commits newer than the snapshot."""
