@@ -235,3 +235,37 @@ def test_the_snapshot_is_streamed_and_reads_as_one_json_document(tmp_path, token
     expected = _state(store)
     m.close()
     _reopens_as(path, expected)
+
+
+def test_opening_reads_the_snapshot_and_the_journal_a_piece_at_a_time(tmp_path, tokenizer, t0):
+    """What opening parses is never whole in memory: the snapshot is read a
+    block at a time and member by member, the journal a line at a time (each
+    record or batch is handed on and dropped; a 100k-memory store is ~270 MB)."""
+    import tracemalloc
+
+    from naia_memory.stores.journal import Batch, Journal
+    from naia_memory.stores.json_members import members, utf8_pieces
+
+    path = tmp_path / "m.json"
+    m = _filled(path, tokenizer, t0, consolidate=True)
+    store = m.store
+    rec = store.get(next(iter(store._cache.ids)))
+    for i in range(1500):
+        store.put(type(rec).from_json({**rec.to_json(), "id": f"copy-{i}", "content": f"{LINES[i % 6]} #{i}"}),
+                  store._cache.vectors[0])
+    m.close()
+    journal = Journal(tmp_path / "other.journal")
+    for i in range(1500):
+        journal.append(Batch(i + 1, [{"op": "put", "record": {**rec.to_json(), "id": f"j-{i}"}, "embedding": "A" * 2048}]))
+    for source in (path, journal.path):
+        size = source.stat().st_size
+        tracemalloc.start()
+        if source == path:
+            with open(path, "rb") as f:
+                n = sum(1 for k, v in members(utf8_pieces(f, size=1 << 16), frozenset({"records"})) if k == "records"
+                        for _ in v)
+        else:
+            n = sum(1 for _ in journal.read())
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert size > 3_000_000 and n >= 1500 and peak < size / 4, (source, size, peak)  # json.loads: > 3x size

@@ -18,7 +18,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from .port import StoreError
 
@@ -43,39 +43,39 @@ class Journal:
         """Bytes of trusted journal on disk."""
         return self._size
 
-    def read(self) -> list[Batch]:
-        """Every complete batch; a torn last line is cut off the file."""
+    def read(self) -> Iterator[Batch]:
+        """Every complete batch, one line at a time (a journal may grow as large
+        as the snapshot before it is folded in; it is never whole in memory).
+        A torn last line is cut off the file once the rest has been read."""
         if not self.path.exists():
-            return []
-        data = self.path.read_bytes()
-        batches: list[Batch] = []
+            return
         good = 0
-        start = 0
-        while start < len(data):
-            end = data.find(b"\n", start)
-            if end < 0:  # torn tail: the writer died mid-line
-                break
-            line = data[start:end]
-            if self.codec is not None:
-                line = self.codec[1](line)  # raises on a line that fails authentication
-            try:
-                doc = json.loads(line)
-                batch = Batch(int(doc["seq"]), list(doc["ops"]))
-            except (ValueError, KeyError, TypeError) as e:
-                if end + 1 >= len(data):  # a damaged last line is a torn write too
+        with open(self.path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            while True:
+                line = f.readline()
+                if not line.endswith(b"\n"):  # the end, or a torn tail: the writer died mid-line
                     break
-                raise StoreError(
-                    f"{self.path}: line at byte {start} is damaged ({e}); the journal was left untouched") from e
-            batches.append(batch)
-            good = end + 1
-            start = end + 1
-        if good < len(data):
+                end = good + len(line)
+                raw = line[:-1]
+                if self.codec is not None:
+                    raw = self.codec[1](raw)  # raises on a line that fails authentication
+                try:
+                    doc = json.loads(raw)
+                    batch = Batch(int(doc["seq"]), list(doc["ops"]))
+                except (ValueError, KeyError, TypeError) as e:
+                    if end >= size:  # a damaged last line is a torn write too
+                        break
+                    raise StoreError(
+                        f"{self.path}: line at byte {good} is damaged ({e}); the journal was left untouched") from e
+                yield batch
+                good = end
+        if good < size:
             with open(self.path, "r+b") as f:
                 f.truncate(good)
                 f.flush()
                 os.fsync(f.fileno())
         self._size = good
-        return batches
 
     def append(self, batch: Batch) -> int:
         """Write one batch durably; returns the bytes written."""

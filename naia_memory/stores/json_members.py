@@ -68,7 +68,7 @@ class _Cursor:
     def skip(self) -> str:
         """Past whitespace; the next character ('' at the end). Between values
         is where what has been read is forgotten (inside one, positions hold)."""
-        if self.at > CHUNK:
+        if self.at >= 1 << 16 and 2 * self.at >= len(self.text):  # at most half is copied: linear in all
             self.text, self.at = self.text[self.at:], 0
         while True:
             self.at = _WS.match(self.text, self.at).end()  # type: ignore[union-attr]

@@ -302,7 +302,7 @@ class LocalStore:
         self._cache.add(rec, v)
         self._bm25.add(rec.id, rec.tokens, kind_tag(rec.kind))
 
-    def _replay(self, batches: list[Batch]) -> None:
+    def _replay(self, batches: Iterable[Batch]) -> None:
         """Apply the journal's commits newer than the snapshot."""
         for batch in batches:
             if batch.seq <= self._seq:
