@@ -8,20 +8,15 @@ on close, the snapshot is rewritten with everything and the journal dropped
 (amortised O(1) per change, since a rewrite of S bytes follows at least S
 bytes of journal). So after ``close()`` the JSON file alone is the whole,
 human-readable memory. Snapshots are atomic: written to a temporary file in
-the same folder, fsync'd, then renamed over the old one. Embeddings are
-base64 of little-endian float32 (2 KiB for 384-d), not 384 decimal strings.
-One process writes a store at a time (``<file>.lock``).
+the same folder, fsync'd, then renamed over the old one (the file's format:
+``json_snapshot``). One process writes a store at a time (``<file>.lock``).
 """
 from __future__ import annotations
 
-import base64
 import binascii
-import hashlib
 import json
 import os
-import re
 import tempfile
-from contextlib import nullcontext
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
@@ -34,32 +29,20 @@ from ..records import MemoryRecord
 from ..recall.columns import Columns
 from .cache import RecordCache, check_embedder
 from .journal import Batch, Journal
-from .json_members import CHUNK, members, utf8_pieces
+from . import json_snapshot
+from .json_members import utf8_pieces
+from .json_snapshot import FORMAT, decode_vector, encode_vector
 from .lock import FileLock
 from .ann import resolve_hnsw_from
 from .crypto import MAGIC, Sealer, is_encrypted, split
 from .port import SCHEMA_VERSION, RecordFilter, StoreError, kind_tag, kind_tags, scrub_entry
 
 DEFAULT_PATH = Path("~/.naia/memory/naia-memory.json")
-FORMAT = "naia-memory"
-# the checksum the writer puts last: sha256 of everything before it (``_snapshot_chunks``)
-_CHECKSUM_TAIL = re.compile(rb',"checksum":"([0-9a-f]*)"\}\Z')
 MIN_COMPACT_BYTES = 1 << 20  # below this a journal is never worth folding in early
 
 
 def default_path() -> Path:
     return DEFAULT_PATH.expanduser()
-
-
-def encode_vector(v: np.ndarray) -> str:
-    return base64.b64encode(np.asarray(v, dtype="<f4").tobytes()).decode("ascii")
-
-
-def decode_vector(s: str, dim: int) -> np.ndarray:
-    v = np.frombuffer(base64.b64decode(s), dtype="<f4")
-    if v.shape != (dim,):
-        raise StoreError(f"stored vector has {v.shape[0]} values, expected {dim}")
-    return v.astype(np.float32)
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -108,42 +91,6 @@ def private_copy(src: str, dest: str) -> None:
         shutil.copyfileobj(f, out)
         out.flush()
         os.fsync(out.fileno())
-
-
-def _scan(path: Path, data: bytes | None) -> tuple[int, bool, int]:
-    """One pass over the snapshot before it is parsed: (its size, whether it
-    ends with the checksum the writer puts last, how many records it holds at
-    most). A checksum that does not match is refused here, before anything is
-    read into the store. ``data``: the decrypted text of an encrypted store
-    (else the file is read a piece at a time)."""
-    if data is not None:
-        size = len(data)
-        tail = bytes(data[max(0, size - 200):])
-    else:
-        size = path.stat().st_size
-        with open(path, "rb") as f:
-            f.seek(max(0, size - 200))
-            tail = f.read()
-    sealed = _CHECKSUM_TAIL.search(tail)
-    hashed = size - (len(sealed.group(0)) if sealed else 0)
-    h = hashlib.sha256()
-    records = 0
-    view = memoryview(data) if data is not None else None
-    with (open(path, "rb") if view is None else nullcontext()) as f:
-        done = 0
-        while done < hashed:
-            block = view[done: min(hashed, done + CHUNK)] if view is not None else f.read(min(CHUNK, hashed - done))
-            if not block:
-                break
-            h.update(block)
-            records += bytes(block).count(b'"embedding":') + 1  # +1: one split between two blocks
-            done += len(block)
-    if sealed is not None:
-        h.update(b"}")  # the digest is of the document as it was before the checksum field took its "}"
-        if h.hexdigest() != sealed.group(1).decode("ascii"):
-            raise StoreError(f"{path} is damaged: its checksum does not match its content; the file was left untouched "
-                             "(restore a backup)")
-    return size, sealed is not None, records
 
 
 class LocalStore:
@@ -219,7 +166,7 @@ class LocalStore:
         elif passphrase is not None:
             raise StoreError(f"{path} is not encrypted; open it without a passphrase (an encrypted copy: "
                              "MemorySystem.backup(path=..., passphrase=...))")
-        size, sealed, records = _scan(path, data)
+        size, sealed, records = json_snapshot.scan(path, data)
         try:
             if data is not None:
                 self._load_text(path, utf8_pieces(data), size, sealed, records)
@@ -236,45 +183,9 @@ class LocalStore:
             raise StoreError(f"{path} is damaged ({type(e).__name__}: {e}); the file was left untouched") from e
 
     def _load_text(self, path: Path, text: Iterable[str], size: int, sealed: bool, records: int) -> None:
-        """Member by member (``json_members``): each record goes into the cache
-        as it is parsed, so the parsed document is never whole in memory (a
-        100k-memory store is ~270 MB of text), and the text is read a piece at
-        a time. Records written before the header they need (a hand-edited
-        file) wait until it has been read. ``records``: at least how many
-        there are (the vector matrix is made that size once)."""
-        head: dict[str, Any] = {}
-        waiting: list[dict[str, Any]] | None = None
-        started = False
-        for key, value in members(text, frozenset({"records"})):
-            if key == "checksum":
-                if not sealed:  # the writer puts it last; anywhere else, the file was changed after it was sealed
-                    raise StoreError(f"{path} is damaged: its checksum does not match its content; the file was left "
-                                     "untouched (restore a backup)")
-                continue
-            if key != "records":
-                head[key] = value
-                if key == "format" or key == "schema_version":
-                    self._check_header(path, head, final=False)
-                continue
-            if waiting is not None or started or not isinstance(value, Iterator):
-                raise StoreError(f"{path} is damaged: 'records' and 'log' must be lists; the file was left untouched")
-            dim = (head.get("embedder") or {}).get("dim") if isinstance(head.get("embedder"), dict) else None
-            if head.get("format") == FORMAT and dim is not None:
-                started = True
-                self._cache.reset_vectors(records, dim)
-                for item in value:
-                    self._take(path, item, dim)
-            else:
-                waiting = list(value)
-        self._check_header(path, head, final=True)
-        dim = (head.get("embedder") or {}).get("dim")
-        if not started:
-            self._cache.reset_vectors(len(waiting or ()), dim or 0)
-            for n, item in enumerate(waiting or ()):
-                waiting[n] = None  # type: ignore[index,call-overload]  # freed once it is in the cache
-                self._take(path, item, dim)
-        if not isinstance(head.get("log", []), list):
-            raise StoreError(f"{path} is damaged: 'records' and 'log' must be lists; the file was left untouched")
+        """Each record goes into the cache as it is parsed (``json_snapshot.read``)."""
+        head = json_snapshot.read(path, text, sealed, records, start=self._cache.reset_vectors,
+                                  take=lambda item, dim: self._take(path, item, dim))
         self._meta = {k: v for k, v in head.items() if k not in ("graph", "log", "journal_seq", "saved_at")}
         self._seq = int(head.get("journal_seq", 0))
         self._snapshot_bytes = size
@@ -282,13 +193,6 @@ class LocalStore:
         self._log = list(head.get("log", []))
         self._log_written = len(self._log)
         self._rewrite = False
-
-    @staticmethod
-    def _check_header(path: Path, head: dict[str, Any], final: bool) -> None:
-        if (final or "format" in head) and head.get("format") != FORMAT:
-            raise StoreError(f"{path} is not a naia-memory store (format={head.get('format')!r})")
-        if head.get("schema_version", 0) > SCHEMA_VERSION:
-            raise StoreError(f"{path} has schema {head['schema_version']}, newer than this library ({SCHEMA_VERSION})")
 
     def _take(self, path: Path, item: Any, dim: int | None) -> None:
         vec = item.pop("embedding", None)
@@ -351,31 +255,13 @@ class LocalStore:
         return b"".join(self._snapshot_chunks()).decode("utf-8")
 
     def _snapshot_chunks(self) -> Iterator[bytes]:
-        """The snapshot's bytes, one record at a time: the same text as
-        ``json.dumps`` of the whole document (keys: the meta, saved_at,
-        journal_seq, records, graph, log), so a store of 100k memories is
-        never one 270 MB string in memory. The last key is the sha256 of
-        everything before it, so a flipped byte anywhere is caught on load."""
-        dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-        h = hashlib.sha256()
-
-        def out(text: str) -> bytes:
-            b = text.encode("utf-8")
-            h.update(b)
-            return b
-
+        """The snapshot's bytes, one record at a time (``json_snapshot.chunks``)."""
         head = {k: v for k, v in self._meta.items() if k != "checksum"}
         head["saved_at"] = datetime.now(timezone.utc).isoformat()
         head["journal_seq"] = self._seq
-        yield out(dumps(head)[:-1] + ',"records":[')
         c = self._cache
-        for n, rid in enumerate(c.ids):
-            d = c.records[rid].to_json()
-            d["embedding"] = encode_vector(c.vectors[c.row[rid]])
-            yield out(("," if n else "") + dumps(d))
-        yield out('],"graph":' + dumps(self.graph.to_json()) + ',"log":' + dumps(self._log))
-        h.update(b"}")  # the digest is of the document as it was before the checksum field took its "}"
-        yield f',"checksum":"{h.hexdigest()}"}}'.encode("utf-8")
+        rows = ({**c.records[rid].to_json(), "embedding": encode_vector(c.vectors[c.row[rid]])} for rid in c.ids)
+        return json_snapshot.chunks(head, rows, self.graph.to_json(), self._log)
 
     def _pending_ops(self) -> list[dict[str, Any]]:
         ops: list[dict[str, Any]] = []
