@@ -33,12 +33,22 @@ REPO = Path(__file__).resolve().parents[1]
 ConfigStore.instance().store(group="engine", name="defaults", node=engine_defaults())
 
 
+def without_secrets(resolved: dict[str, Any]) -> dict[str, Any]:
+    """The config as recorded: a model's API key given inline is not written
+    into a results file nor into the run's name (``adapter.llm.api_key_env``
+    keeps it out of the command line too)."""
+    llm = (resolved.get("adapter") or {}).get("llm")
+    if not isinstance(llm, dict) or not llm.get("api_key"):
+        return resolved
+    return {**resolved, "adapter": {**resolved["adapter"], "llm": {**llm, "api_key": "(not recorded)"}}}
+
+
 def identity_config(resolved: dict[str, Any]) -> dict[str, Any]:
     """What names a run: the adapter with the engine settings its own file sets
     and those that differ from the defaults (what the config held before the
     schema spelled every default out, so file names do not move), the
     dataset, the experiment, the matcher; ``read_only=false`` when asked."""
-    adapter = dict(resolved["adapter"])
+    adapter = dict(without_secrets(resolved)["adapter"])
     if isinstance(adapter.get("engine"), dict):
         own = dict(_adapter_defaults(str(adapter.get("name")))).get("engine") or {}
         diff = _diff(adapter["engine"], engine_defaults())
@@ -163,7 +173,15 @@ def load_data(ds: dict[str, Any]) -> list:
         pad = int(ds.get("pad", 0) or 0)
         if pad < 0 or pad and kind != "natural-updates":
             raise ConfigError("dataset.pad (facts told before each case) is for natural-updates, and >= 0")
-        return natural.padded(items, pad) if pad else items
+        items = natural.padded(items, pad) if pad else items
+        only = ds.get("only")  # some cases again, by id (a model run on a handful, a case being read)
+        if only:
+            key = {"natural-updates": "case_id", "natural-statements": "id", "natural-lifecycle": "script_id"}[kind]
+            unknown = sorted(set(map(str, only)) - {getattr(i, key) for i in items})
+            if unknown:
+                raise ConfigError(f"dataset.only: no such {kind} items in split {ds.get('split', 'dev')}: {unknown}")
+            items = [i for i in items if getattr(i, key) in set(map(str, only))]
+        return items
     if kind == "lifecycle-scripts":
         from .suites.lifecycle_scripts import SCRIPTS
 
@@ -222,7 +240,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     else:
         record = run_single(resolved, adapter, ds, exp)
     record.setdefault("timings", {})["total_s"] = time.perf_counter() - t0
-    record.update({"config": resolved, "git": res.git_hash(REPO), "versions": res.package_versions()})
+    record.update({"config": without_secrets(resolved), "git": res.git_hash(REPO), "versions": res.package_versions()})
     path = res.write_record(root, ident, record)
     from .report import summary_lines
 

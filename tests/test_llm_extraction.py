@@ -129,3 +129,74 @@ def test_the_llm_filter_is_told_whom_each_memory_is_about():
     asked = llm.calls[0][-1]["content"]
     assert "NEW: theo moved to the day shift (about theo)" in asked
     assert "1. my roommate theo works nights at the warehouse (about theo)" in asked
+
+
+def test_the_experiment_command_turns_the_llm_path_on(tmp_path):
+    """`+adapter.llm.base_url=... +adapter.llm.model=...` on the experiment
+    command runs the natural update suite through a model the user hosts: the
+    facts come from its extraction answers and the decisions from its judge
+    answers (here a scripted server that turns every message into one fact,
+    keeps the facts told first and ends the nearest memory when the case's new
+    statement comes), and a key given inline is not written into the record."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from experiments.suites import natural
+
+    cases = [c for c in natural.update_cases("dev", batch=1) if c.lang == "en"][:6]
+    said: list[str] = []
+
+    def chat(msgs):
+        user = msgs[-1]["content"]
+        if msgs[0]["content"].startswith("Extract atomic facts"):
+            said.append(user)
+            return json.dumps({"facts": [{"content": user, "attribute": None, "memory_class": "observation"}]})
+        new = user.split("\n", 1)[0]
+        return '{"op": "DELETE", "target": 1}' if any(c.new in new for c in cases) else '{"op": "ADD", "target": null}'
+
+    repo = Path(__file__).resolve().parents[1]
+    with openai_server(chat=chat) as url:
+        cmd = [sys.executable, "-m", "experiments.run", "+adapter=naia-local", "experiment=contradiction",
+               "dataset=natural-updates", "dataset.batch=1", "adapter.name=naia-llm", "adapter.embedder.kind=hashing",
+               f"+adapter.llm.base_url={url}", "+adapter.llm.model=tiny", "+adapter.llm.api_key=sk-secret",
+               f"results_dir={tmp_path}", "progress=false"]
+        # only the six cases: the loader reads the suite, so the run is cut with a case filter of the task
+        out = subprocess.run(cmd + [f"+dataset.only=[{','.join(c.case_id for c in cases)}]"], cwd=repo,
+                             capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    record = json.loads(next(tmp_path.rglob("naia-llm-*.json")).read_text())
+    rows = record["per_query"]
+    assert [r["case_id"] for r in rows] == [c.case_id for c in cases]
+    assert any(c.new in s for c in cases for s in said)  # the model was asked for the facts of each case
+    for r, c in zip(rows, cases):  # the model's DELETE of the nearest, never the rules' own reading
+        assert r["predicted"] == "delete", json.dumps(r, ensure_ascii=False)[:2000]
+    assert "sk-secret" not in json.dumps(record) and record["config"]["adapter"]["llm"]["api_key"] == "(not recorded)"
+
+
+@pytest.mark.parametrize("spec, error", [
+    ({"model": "m"}, "base_url"),
+    ({"base_url": "http://127.0.0.1:1/v1"}, "model"),
+    ({"base_url": "http://127.0.0.1:1/v1", "model": "m", "temperature": 0.2}, "unknown keys"),
+    ({"base_url": "http://127.0.0.1:1/v1", "model": "m", "paths": ["facts", "summaries"]}, "llm.paths"),
+    ({"base_url": "http://127.0.0.1:1/v1", "model": "m", "api_key_env": "NAIA_TEST_NO_SUCH_KEY"}, "not set"),
+])
+def test_a_bad_model_spec_is_refused_before_the_store_is_opened(tmp_path, spec, error, monkeypatch):
+    from naia_memory import create_provider
+
+    monkeypatch.delenv("NAIA_TEST_NO_SUCH_KEY", raising=False)
+    with pytest.raises(ValueError, match=error):
+        create_provider("naia-local", path=str(tmp_path / "m.json"), embedder={"kind": "hashing"}, llm=spec)
+    assert list(tmp_path.iterdir()) == []  # no store file, no lock left behind
+
+
+def test_a_model_spec_picks_its_paths_and_reads_its_key_from_the_environment(tmp_path, monkeypatch):
+    from naia_memory.llm.contradiction_filter import LLMContradictionFilter
+    from naia_memory.providers.naia import build_llm
+
+    monkeypatch.setenv("NAIA_TEST_KEY", "sk-from-env")
+    got = build_llm({"base_url": "http://127.0.0.1:1/v1", "model": "m", "paths": "updates", "api_key_env": "NAIA_TEST_KEY"})
+    assert set(got) == {"contradiction_filter"} and isinstance(got["contradiction_filter"], LLMContradictionFilter)
+    assert got["contradiction_filter"].client.api_key == "sk-from-env"
+    both = build_llm({"base_url": "http://127.0.0.1:1/v1", "model": "m"})
+    assert set(both) == {"fact_extractor", "contradiction_filter"} and build_llm(None) == {}

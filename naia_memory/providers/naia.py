@@ -21,6 +21,52 @@ def build_embedder(spec: Embedder | Mapping[str, Any] | str | None) -> Embedder:
     return spec
 
 
+_LLM_KEYS = {"base_url", "model", "api_key", "api_key_env", "timeout_s", "max_tokens", "paths"}
+_LLM_PATHS = ("facts", "updates")
+
+
+def build_llm(spec: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The engine's model-driven paths from a plain mapping, so a config file or
+    the experiment command line can turn them on (``+adapter.llm.base_url=...
+    +adapter.llm.model=...``): an OpenAI-compatible chat model the user hosts
+    extracts facts (``LLMFactExtractor``) and judges ADD / UPDATE / DELETE /
+    NOOP against the three nearest (``LLMContradictionFilter``). ``paths``
+    picks which (default both); ``api_key_env`` names an environment variable
+    holding the key, so it is not written into a command or a results file."""
+    if not spec:
+        return {}
+    spec = dict(spec)
+    unknown = set(spec) - _LLM_KEYS
+    if unknown:
+        raise ValueError(f"llm: unknown keys {sorted(unknown)}; expected some of {sorted(_LLM_KEYS)}")
+    missing = [k for k in ("base_url", "model") if not spec.get(k)]
+    if missing:
+        raise ValueError(f"llm: {' and '.join(missing)} required (an OpenAI-compatible server, e.g. base_url: "
+                         "http://127.0.0.1:11434/v1)")
+    paths = spec.get("paths") or list(_LLM_PATHS)
+    paths = [paths] if isinstance(paths, str) else list(paths)
+    if not paths or any(p not in _LLM_PATHS for p in paths):
+        raise ValueError(f"llm.paths: some of {list(_LLM_PATHS)}, not {paths!r}")
+    key = spec.get("api_key")
+    if spec.get("api_key_env"):
+        import os
+
+        key = os.environ.get(spec["api_key_env"])
+        if not key:
+            raise ValueError(f"llm.api_key_env: the environment variable {spec['api_key_env']} is not set")
+    from ..llm import LLMFactExtractor, OpenAICompatChat
+    from ..llm.contradiction_filter import LLMContradictionFilter
+
+    extra = {k: spec[k] for k in ("timeout_s", "max_tokens") if spec.get(k) is not None}
+    client = OpenAICompatChat(base_url=str(spec["base_url"]), model=str(spec["model"]), api_key=key, **extra)
+    out: dict[str, Any] = {}
+    if "facts" in paths:
+        out["fact_extractor"] = LLMFactExtractor(client)
+    if "updates" in paths:
+        out["contradiction_filter"] = LLMContradictionFilter(client)
+    return out
+
+
 def make_local(
     *,
     path: str | None = ...,
@@ -30,16 +76,19 @@ def make_local(
     vector_index: str = "auto",
     hnsw_from: int | None = None,
     passphrase: str | None = None,
+    llm: Mapping[str, Any] | None = None,
     **system_kwargs: Any,
 ) -> MemorySystem:
     """naia-local: one JSON file (default ``~/.naia/memory/naia-memory.json``);
     ``path=None`` keeps the store in memory only. ``vector_index`` and
     ``hnsw_from``: exact or HNSW vector candidates (``stores/ann.py``);
-    ``passphrase``: the file is encrypted (``stores/crypto.py``)."""
+    ``passphrase``: the file is encrypted (``stores/crypto.py``); ``llm``:
+    a model for facts and updates (``build_llm``)."""
     cfg = engine if isinstance(engine, EngineConfig) else EngineConfig.from_mapping(engine)
+    models = build_llm(llm)  # a bad spec fails before the store is opened
     store = LocalStore(path, autosave=autosave, vector_index=vector_index, hnsw_from=hnsw_from, passphrase=passphrase)
     return MemorySystem(store=store, embedder=build_embedder(embedder), config=cfg,
-                        name="naia-local", **system_kwargs)
+                        name="naia-local", **models, **system_kwargs)
 
 
 def make_sqlite(
@@ -50,6 +99,7 @@ def make_sqlite(
     vector_index: str = "matrix",
     autosave: bool = True,
     passphrase: str | None = None,
+    llm: Mapping[str, Any] | None = None,
     **system_kwargs: Any,
 ) -> MemorySystem:
     """sqlite: the same engine on one SQLite file (FTS5 BM25, matrix or sqlite-vec
@@ -61,9 +111,10 @@ def make_sqlite(
     if path is None:
         path = str(Path(scratch_dir("naia-sqlite-")) / "memory.sqlite")
     cfg = engine if isinstance(engine, EngineConfig) else EngineConfig.from_mapping(engine)
+    models = build_llm(llm)
     store = SqliteStore(path, vector_index=vector_index, autosave=autosave, passphrase=passphrase)
     name = "sqlite" if vector_index == "matrix" else "sqlite-vec"
-    return MemorySystem(store=store, embedder=build_embedder(embedder), config=cfg, name=name, **system_kwargs)
+    return MemorySystem(store=store, embedder=build_embedder(embedder), config=cfg, name=name, **models, **system_kwargs)
 
 
 def make_sqlite_vec(**kwargs: Any) -> MemorySystem:
@@ -78,6 +129,7 @@ def make_qdrant(
     collection: str = "naia_memory",
     embedder: Embedder | Mapping[str, Any] | str | None = None,
     engine: Mapping[str, Any] | EngineConfig | None = None,
+    llm: Mapping[str, Any] | None = None,
     **system_kwargs: Any,
 ) -> MemorySystem:
     """qdrant: the same engine on Qdrant; local mode on disk (``path=``, a fresh
@@ -89,5 +141,6 @@ def make_qdrant(
     if path is None and url is None:
         path = scratch_dir("naia-qdrant-")
     cfg = engine if isinstance(engine, EngineConfig) else EngineConfig.from_mapping(engine)
+    models = build_llm(llm)
     store = QdrantStore(path, url=url, api_key=api_key, collection=collection)
-    return MemorySystem(store=store, embedder=build_embedder(embedder), config=cfg, name="qdrant", **system_kwargs)
+    return MemorySystem(store=store, embedder=build_embedder(embedder), config=cfg, name="qdrant", **models, **system_kwargs)
