@@ -9,7 +9,7 @@ that wrote it (read from the store), so no model is named by hand.
     naia-memory edit fact_... "I live in Porto"
     naia-memory forget --id ep_...              # or --project NAME, or --everything (asks unless --yes)
     naia-memory export backup.json [--passphrase-env VAR]   /   naia-memory import backup.json
-    naia-memory consolidate
+    naia-memory consolidate                     # the rules; a model you host: --llm-url URL --llm-model NAME
     NAIA_MEMORY_TOKEN=... naia-memory serve rest [--host 127.0.0.1 --port 8765]
     naia-memory serve mcp [--project default]   # an MCP server on stdin/stdout
 
@@ -64,6 +64,7 @@ def _open(args: argparse.Namespace):
 
     path = Path(args.store).expanduser() if args.store else default_path()
     secret = _passphrase(args)
+    models = _models(args)  # a bad model setting is refused before the store is opened
     if path.suffix in (".sqlite", ".db"):
         from .stores.sqlite_store import SqliteStore
 
@@ -75,7 +76,21 @@ def _open(args: argparse.Namespace):
     except BaseException:
         store.close()
         raise
-    return MemorySystem(store=store, embedder=embedder)
+    return MemorySystem(store=store, embedder=embedder, **models)
+
+
+def _models(args: argparse.Namespace) -> dict[str, Any]:
+    """``--llm-url`` / ``--llm-model``: a model the user hosts turns turns into
+    facts and judges updates when this command consolidates (``consolidate``,
+    ``serve``); its key comes from the variable ``--llm-key-env`` names."""
+    if not (args.llm_url or args.llm_model):
+        return {}
+    if not (args.llm_url and args.llm_model):
+        raise ValueError("--llm-url and --llm-model go together")
+    from .providers.naia import build_llm
+
+    return build_llm({"base_url": args.llm_url, "model": args.llm_model, "api_key_env": args.llm_key_env,
+                      "paths": args.llm_paths.split(",")})
 
 
 def _line(h) -> str:
@@ -106,6 +121,11 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="naia-memory", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--store", help="the store file (.json, or .sqlite/.db); default ~/.naia/memory/naia-memory.json")
     ap.add_argument("--passphrase-env", metavar="VAR", help="read an encrypted store's passphrase from this environment variable")
+    ap.add_argument("--llm-url", metavar="URL", help="an OpenAI-compatible server (e.g. http://127.0.0.1:11434/v1) whose model "
+                    "extracts facts and judges updates when this command consolidates (consolidate, serve)")
+    ap.add_argument("--llm-model", metavar="NAME", help="the model to ask at --llm-url")
+    ap.add_argument("--llm-key-env", metavar="VAR", help="the environment variable holding the model server's API key")
+    ap.add_argument("--llm-paths", default="facts,updates", help="which paths the model takes: facts, updates or both (default)")
     sub = ap.add_subparsers(dest="command", required=True)
     p = sub.add_parser("list", help="every memory, oldest first")
     p.add_argument("--kind", choices=[k.value for k in MemoryKind])

@@ -76,3 +76,33 @@ def test_clear_errors(tmp_path, store):
     assert "Traceback" not in out.stderr
     out = _cli("--store", str(store), "--passphrase-env", "UNSET_VAR_X", "list")
     assert out.returncode != 0 and "UNSET_VAR_X" in out.stderr
+
+
+def test_consolidate_with_a_model_the_user_hosts(tmp_path, tokenizer, t0):
+    """``--llm-url`` / ``--llm-model``: the facts come from the model's answers
+    (a scripted server on loopback), not from the rules; a half-given or
+    unreadable model setting is refused before the store is touched."""
+    from .loopback_openai import openai_server
+
+    path = tmp_path / "m.json"
+    m = MemorySystem(store=LocalStore(path), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer, config=EngineConfig())
+    m.encode(content="I moved to Porto last spring", now=t0)
+    m.close()
+    before = path.read_bytes()
+
+    def chat(msgs):
+        if msgs[0]["content"].startswith("Extract atomic facts"):
+            return json.dumps({"facts": [{"content": "lives in Porto (from the model)", "attribute": "residence",
+                                          "memory_class": "identity"}]})
+        return '{"op": "ADD", "target": null}'
+
+    for bad, said in ((("--llm-model", "tiny"), "go together"), (("--llm-url", "http://127.0.0.1:9/v1", "--llm-model", "tiny",
+                                                                  "--llm-key-env", "UNSET_VAR_Y"), "UNSET_VAR_Y")):
+        out = _cli("--store", str(path), *bad, "consolidate")
+        assert out.returncode == 2 and said in out.stderr and "Traceback" not in out.stderr, out.stderr
+        assert path.read_bytes() == before
+    with openai_server(chat=chat) as url:
+        out = _cli("--store", str(path), "--llm-url", url, "--llm-model", "tiny", "consolidate")
+    assert out.returncode == 0, out.stderr
+    facts = json.loads(_cli("--store", str(path), "list", "--kind", "fact", "--json").stdout)
+    assert [f["content"] for f in facts] == ["lives in Porto (from the model)"]
