@@ -175,6 +175,8 @@ def load_data(ds: dict[str, Any]) -> list:
             raise ConfigError("dataset.pad (facts told before each case) is for natural-updates, and >= 0")
         items = natural.padded(items, pad) if pad else items
         only = ds.get("only")  # some cases again, by id (a model run on a handful, a case being read)
+        if isinstance(only, (str, int)):  # +dataset.only=en-0004
+            only = [only]
         if only:
             key = {"natural-updates": "case_id", "natural-statements": "id", "natural-lifecycle": "script_id"}[kind]
             unknown = sorted(set(map(str, only)) - {getattr(i, key) for i in items})

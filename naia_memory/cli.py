@@ -84,13 +84,15 @@ def _models(args: argparse.Namespace) -> dict[str, Any]:
     facts and judges updates when this command consolidates (``consolidate``,
     ``serve``); its key comes from the variable ``--llm-key-env`` names."""
     if not (args.llm_url or args.llm_model):
+        if args.llm_key_env or args.llm_paths != "facts,updates":
+            raise ValueError("--llm-key-env and --llm-paths need --llm-url and --llm-model")
         return {}
     if not (args.llm_url and args.llm_model):
         raise ValueError("--llm-url and --llm-model go together")
     from .providers.naia import build_llm
 
     return build_llm({"base_url": args.llm_url, "model": args.llm_model, "api_key_env": args.llm_key_env,
-                      "paths": args.llm_paths.split(",")})
+                      "paths": [p.strip() for p in args.llm_paths.split(",")]})
 
 
 def _line(h) -> str:
@@ -176,6 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "import":
+            _models(args)  # a bad model setting is refused before the backup replaces anything
             return _import(args)
         m = _open(args)
         try:

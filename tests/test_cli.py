@@ -96,11 +96,16 @@ def test_consolidate_with_a_model_the_user_hosts(tmp_path, tokenizer, t0):
                                           "memory_class": "identity"}]})
         return '{"op": "ADD", "target": null}'
 
-    for bad, said in ((("--llm-model", "tiny"), "go together"), (("--llm-url", "http://127.0.0.1:9/v1", "--llm-model", "tiny",
-                                                                  "--llm-key-env", "UNSET_VAR_Y"), "UNSET_VAR_Y")):
-        out = _cli("--store", str(path), *bad, "consolidate")
-        assert out.returncode == 2 and said in out.stderr and "Traceback" not in out.stderr, out.stderr
-        assert path.read_bytes() == before
+    backup = tmp_path / "backup.json"
+    assert _cli("--store", str(path), "export", str(backup)).returncode == 0
+    before = path.read_bytes()  # (closing after the export wrote the snapshot afresh)
+    for bad, said in ((("--llm-model", "tiny"), "go together"), (("--llm-key-env", "K"), "need --llm-url"),
+                      (("--llm-url", "http://127.0.0.1:9/v1", "--llm-model", "tiny", "--llm-key-env", "UNSET_VAR_Y"),
+                       "UNSET_VAR_Y")):
+        for command in (("consolidate",), ("import", str(backup), "--force")):
+            out = _cli("--store", str(path), *bad, *command)
+            assert out.returncode == 2 and said in out.stderr and "Traceback" not in out.stderr, (command, out.stderr)
+            assert path.read_bytes() == before
     with openai_server(chat=chat) as url:
         out = _cli("--store", str(path), "--llm-url", url, "--llm-model", "tiny", "consolidate")
     assert out.returncode == 0, out.stderr

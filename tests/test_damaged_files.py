@@ -96,6 +96,19 @@ def test_a_hand_edited_json_store_opens_in_any_layout(tmp_path, tokenizer, t0, l
     assert got == want
 
 
+def test_a_key_written_twice_is_damage(tmp_path, tokenizer, t0):
+    """json.loads keeps the last of two; the store reads records as they come,
+    with the header before them, so a second header or records is refused."""
+    path = _fill("json", tmp_path, tokenizer, t0)
+    doc = json.loads(open(path, encoding="utf-8").read())
+    doc.pop("checksum")
+    text = json.dumps(doc, ensure_ascii=False)
+    for extra in (',"embedder":{"name":"other","dim":32}}', ',"records":[]}'):
+        open(path, "w", encoding="utf-8").write(text[:-1] + extra)
+        with pytest.raises(StoreError, match="appears twice"):
+            LocalStore(path)
+
+
 def test_a_checksum_anywhere_but_last_is_damage(tmp_path, tokenizer, t0):
     path = _fill("json", tmp_path, tokenizer, t0)
     doc = json.loads(open(path, encoding="utf-8").read())

@@ -160,7 +160,7 @@ def test_the_experiment_command_turns_the_llm_path_on(tmp_path):
         cmd = [sys.executable, "-m", "experiments.run", "+adapter=naia-local", "experiment=contradiction",
                "dataset=natural-updates", "dataset.batch=1", "adapter.name=naia-llm", "adapter.embedder.kind=hashing",
                f"+adapter.llm.base_url={url}", "+adapter.llm.model=tiny", "+adapter.llm.api_key=sk-secret",
-               f"results_dir={tmp_path}", "progress=false"]
+               f"results_dir={tmp_path}", "progress=false", f"hydra.run.dir={tmp_path}/hydra"]
         # only the six cases: the loader reads the suite, so the run is cut with a case filter of the task
         out = subprocess.run(cmd + [f"+dataset.only=[{','.join(c.case_id for c in cases)}]"], cwd=repo,
                              capture_output=True, text=True, timeout=600)
@@ -171,7 +171,9 @@ def test_the_experiment_command_turns_the_llm_path_on(tmp_path):
     assert any(c.new in s for c in cases for s in said)  # the model was asked for the facts of each case
     for r, c in zip(rows, cases):  # the model's DELETE of the nearest, never the rules' own reading
         assert r["predicted"] == "delete", json.dumps(r, ensure_ascii=False)[:2000]
-    assert "sk-secret" not in json.dumps(record) and record["config"]["adapter"]["llm"]["api_key"] == "(not recorded)"
+    assert record["config"]["adapter"]["llm"]["api_key"] == "(not recorded)"
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]  # the record, and whatever Hydra writes beside the run
+    assert written and not [p for p in written if b"sk-secret" in p.read_bytes()]
 
 
 @pytest.mark.parametrize("spec, error", [
@@ -188,6 +190,26 @@ def test_a_bad_model_spec_is_refused_before_the_store_is_opened(tmp_path, spec, 
     with pytest.raises(ValueError, match=error):
         create_provider("naia-local", path=str(tmp_path / "m.json"), embedder={"kind": "hashing"}, llm=spec)
     assert list(tmp_path.iterdir()) == []  # no store file, no lock left behind
+
+
+def test_a_model_spec_and_a_model_of_ones_own_are_not_both_taken(tmp_path):
+    from naia_memory import create_provider
+
+    with pytest.raises(ValueError, match="not both"):
+        create_provider("naia-local", path=str(tmp_path / "m.json"), embedder={"kind": "hashing"},
+                        llm={"base_url": "http://127.0.0.1:1/v1", "model": "m"},
+                        fact_extractor=LLMFactExtractor(ScriptedLLM([])))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_some_cases_again_by_id():
+    from experiments.run import ConfigError, load_data
+
+    ds = {"kind": "natural-updates", "split": "dev", "batch": "1"}
+    assert [c.case_id for c in load_data({**ds, "only": "en-0005"})] == ["en-0005"]  # +dataset.only=en-0005
+    assert [c.case_id for c in load_data({**ds, "only": ["ko-0005", "en-0005"]})] == ["en-0005", "ko-0005"]
+    with pytest.raises(ConfigError, match="en-9999"):
+        load_data({**ds, "only": ["en-9999"]})
 
 
 def test_a_model_spec_picks_its_paths_and_reads_its_key_from_the_environment(tmp_path, monkeypatch):

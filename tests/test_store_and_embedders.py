@@ -379,3 +379,40 @@ def test_member_by_member_reading_skips_what_the_caller_leaves_and_refuses_what_
             for key, value in members(bad, frozenset({"records"})):
                 if key == "records":
                     list(value)
+
+
+def test_member_by_member_reading_matches_json_loads_on_random_documents():
+    """Random documents (numbers cut after "1." or "2e", escapes, Korean,
+    indentation) in pieces of 1 to 7 bytes read as json.loads reads them."""
+    import random
+
+    from naia_memory.stores.json_members import members, utf8_pieces
+
+    rng = random.Random(29)
+
+    def value(depth=0):
+        r = rng.random()
+        if depth > 3 or r < 0.35:
+            return rng.choice([rng.randint(-10**6, 10**6), rng.uniform(-1e6, 1e6), rng.random() * 1e-7, True, False, None,
+                               'a"b\\é 한글\u2028', ""])
+        if r < 0.65:
+            return [value(depth + 1) for _ in range(rng.randint(0, 4))]
+        return {f"k{i}": value(depth + 1) for i in range(rng.randint(0, 4))}
+
+    for _ in range(300):
+        doc = {f"m{i}": value() for i in range(rng.randint(0, 5))}
+        if rng.random() < 0.5:
+            doc["records"] = [value() for _ in range(rng.randint(0, 5))]
+        text = json.dumps(doc, ensure_ascii=rng.random() < 0.5, indent=rng.choice([None, 1]))
+        for size in (1, 2, 3, 7):
+            got = {k: list(v) if k == "records" and not isinstance(v, list) else v
+                   for k, v in members(utf8_pieces(text.encode("utf-8"), size=size), frozenset({"records"}))}
+            assert got == json.loads(text), (text, size)
+
+
+def test_where_the_text_is_not_json_is_counted_from_its_start():
+    from naia_memory.stores.json_members import members
+
+    text = '{"a":"' + "x" * 70000 + '", "b": [1,]}'
+    with pytest.raises(json.JSONDecodeError, match="at char 70017"):
+        list(members(text))

@@ -67,6 +67,13 @@ def build_llm(spec: Mapping[str, Any] | None) -> dict[str, Any]:
     return out
 
 
+def _with_models(models: dict[str, Any], system_kwargs: dict[str, Any]) -> dict[str, Any]:
+    both = sorted(set(models) & set(system_kwargs))
+    if both:
+        raise ValueError(f"llm= sets {both}; give llm= or {' / '.join(both)}=, not both")
+    return {**models, **system_kwargs}
+
+
 def make_local(
     *,
     path: str | None = ...,
@@ -85,10 +92,10 @@ def make_local(
     ``passphrase``: the file is encrypted (``stores/crypto.py``); ``llm``:
     a model for facts and updates (``build_llm``)."""
     cfg = engine if isinstance(engine, EngineConfig) else EngineConfig.from_mapping(engine)
-    models = build_llm(llm)  # a bad spec fails before the store is opened
+    system_kwargs = _with_models(build_llm(llm), system_kwargs)  # a bad spec fails before the store is opened
     store = LocalStore(path, autosave=autosave, vector_index=vector_index, hnsw_from=hnsw_from, passphrase=passphrase)
     return MemorySystem(store=store, embedder=build_embedder(embedder), config=cfg,
-                        name="naia-local", **models, **system_kwargs)
+                        name="naia-local", **system_kwargs)
 
 
 def make_sqlite(
@@ -111,10 +118,10 @@ def make_sqlite(
     if path is None:
         path = str(Path(scratch_dir("naia-sqlite-")) / "memory.sqlite")
     cfg = engine if isinstance(engine, EngineConfig) else EngineConfig.from_mapping(engine)
-    models = build_llm(llm)
+    system_kwargs = _with_models(build_llm(llm), system_kwargs)
     store = SqliteStore(path, vector_index=vector_index, autosave=autosave, passphrase=passphrase)
     name = "sqlite" if vector_index == "matrix" else "sqlite-vec"
-    return MemorySystem(store=store, embedder=build_embedder(embedder), config=cfg, name=name, **models, **system_kwargs)
+    return MemorySystem(store=store, embedder=build_embedder(embedder), config=cfg, name=name, **system_kwargs)
 
 
 def make_sqlite_vec(**kwargs: Any) -> MemorySystem:
@@ -141,6 +148,6 @@ def make_qdrant(
     if path is None and url is None:
         path = scratch_dir("naia-qdrant-")
     cfg = engine if isinstance(engine, EngineConfig) else EngineConfig.from_mapping(engine)
-    models = build_llm(llm)
+    system_kwargs = _with_models(build_llm(llm), system_kwargs)
     store = QdrantStore(path, url=url, api_key=api_key, collection=collection)
-    return MemorySystem(store=store, embedder=build_embedder(embedder), config=cfg, name="qdrant", **models, **system_kwargs)
+    return MemorySystem(store=store, embedder=build_embedder(embedder), config=cfg, name="qdrant", **system_kwargs)

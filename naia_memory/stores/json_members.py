@@ -20,6 +20,20 @@ from typing import Any, BinaryIO, Iterable, Iterator
 
 _WS = re.compile(r"[ \t\n\r]*")
 _DECODE = json.JSONDecoder().raw_decode
+_AFTER_A_VALUE = frozenset(" \t\n\r,]}:")  # what may follow a whole value ("1." of "1.5" is followed by "5")
+
+
+class TextError(json.JSONDecodeError):
+    """Not JSON, at a position counted from the start of the whole text (the
+    reader forgets what it has read, so the decoder's own position is not)."""
+
+    def __init__(self, msg: str, text: str, at: int, base: int) -> None:
+        super().__init__(msg, text, at)
+        self.pos = base + at
+        self.args = (f"{msg} at char {self.pos}",)
+
+    def __str__(self) -> str:
+        return self.args[0]
 CHUNK = 1 << 22  # bytes read at a time (4 MiB)
 
 
@@ -45,7 +59,11 @@ class _Cursor:
         self.pieces = iter(pieces)
         self.text = ""
         self.at = 0
+        self.base = 0  # characters forgotten before ``text``
         self.done = False
+
+    def fail(self, msg: str, at: int | None = None) -> TextError:
+        return TextError(msg, self.text, self.at if at is None else at, self.base)
 
     def more(self, want: int = 0) -> bool:
         """Read on (at least ``want`` more characters when there are); False at the end."""
@@ -69,7 +87,7 @@ class _Cursor:
         """Past whitespace; the next character ('' at the end). Between values
         is where what has been read is forgotten (inside one, positions hold)."""
         if self.at >= 1 << 16 and 2 * self.at >= len(self.text):  # at most half is copied: linear in all
-            self.text, self.at = self.text[self.at:], 0
+            self.text, self.base, self.at = self.text[self.at:], self.base + self.at, 0
         while True:
             self.at = _WS.match(self.text, self.at).end()  # type: ignore[union-attr]
             if self.at < len(self.text) or not self.more():
@@ -78,7 +96,7 @@ class _Cursor:
     def take(self, char: str) -> None:
         if self.skip() != char:
             found = self.text[self.at: self.at + 1] or "the end of the text"
-            raise json.JSONDecodeError(f"expected {char!r}, found {found!r}", self.text, self.at)
+            raise self.fail(f"expected {char!r}, found {found!r}")
         self.at += 1
 
     def value(self) -> Any:
@@ -89,11 +107,12 @@ class _Cursor:
         while True:
             try:
                 value, end = _DECODE(self.text, self.at)
-            except json.JSONDecodeError:
+            except json.JSONDecodeError as e:
                 if self.more(len(self.text) - self.at):
                     continue
-                raise
-            if end < len(self.text) or not self.more(len(self.text) - self.at):
+                raise self.fail(e.msg, e.pos) from None
+            # whole only if what follows may follow a value: "1." of "1.5" parses as 1
+            if (end < len(self.text) and self.text[end] in _AFTER_A_VALUE) or not self.more(len(self.text) - self.at):
                 self.at = end
                 return value
 
@@ -116,8 +135,8 @@ def members(text: str | Iterable[str], stream: frozenset[str] = frozenset()) -> 
     order: ``utf8_pieces``), in the order written. The value of a key in
     ``stream`` that is an array comes as an iterator over its elements; what
     the caller leaves of it is skipped (parsed and dropped) before the next
-    member. Raises ``json.JSONDecodeError`` (a ``ValueError``) where the text
-    is not one JSON object."""
+    member. Raises ``TextError`` (a ``json.JSONDecodeError``, so a
+    ``ValueError``) where the text is not one JSON object."""
     cur = _Cursor([text] if isinstance(text, str) else text)
     cur.take("{")
     if cur.skip() == "}":
@@ -125,7 +144,7 @@ def members(text: str | Iterable[str], stream: frozenset[str] = frozenset()) -> 
     else:
         while True:
             if cur.skip() != '"':
-                raise json.JSONDecodeError("expected a key", cur.text, cur.at)
+                raise cur.fail("expected a key")
             key = cur.value()
             cur.take(":")
             if key in stream and cur.skip() == "[":
@@ -140,7 +159,7 @@ def members(text: str | Iterable[str], stream: frozenset[str] = frozenset()) -> 
                 break
             cur.take(",")
     if cur.skip():
-        raise json.JSONDecodeError("extra data after the object", cur.text, cur.at)
+        raise cur.fail("extra data after the object")
 
 
-__all__ = ["members", "utf8_pieces"]
+__all__ = ["TextError", "members", "utf8_pieces"]

@@ -110,12 +110,15 @@ def read(path: Path, text: Iterable[str], sealed: bool, records: int, *, start: 
                 raise StoreError(f"{path} is damaged: its checksum does not match its content; the file was left "
                                  "untouched (restore a backup)")
             continue
+        if key in head or (key == "records" and (waiting is not None or started)):
+            # json.loads keeps the last; here the records may already have been read with the first
+            raise StoreError(f"{path} is damaged: {key!r} appears twice; the file was left untouched")
         if key != "records":
             head[key] = value
             if key == "format" or key == "schema_version":
                 _check_header(path, head, final=False)
             continue
-        if waiting is not None or started or not isinstance(value, Iterator):
+        if not isinstance(value, Iterator):
             raise StoreError(f"{path} is damaged: 'records' and 'log' must be lists; the file was left untouched")
         dim = (head.get("embedder") or {}).get("dim") if isinstance(head.get("embedder"), dict) else None
         if head.get("format") == FORMAT and dim is not None:
