@@ -46,7 +46,8 @@ class Journal:
     def read(self) -> Iterator[Batch]:
         """Every complete batch, one line at a time (a journal may grow as large
         as the snapshot before it is folded in; it is never whole in memory).
-        A torn last line is cut off the file once the rest has been read."""
+        A torn last line is cut off the file once the rest has been read, so
+        read to the end before appending (the store does, or fails to open)."""
         if not self.path.exists():
             return
         good = 0
