@@ -34,6 +34,8 @@ class TextError(json.JSONDecodeError):
 
     def __str__(self) -> str:
         return self.args[0]
+
+
 CHUNK = 1 << 22  # bytes read at a time (4 MiB)
 
 
