@@ -179,10 +179,11 @@ def load_data(ds: dict[str, Any]) -> list:
             only = [only]
         if only:
             key = {"natural-updates": "case_id", "natural-statements": "id", "natural-lifecycle": "script_id"}[kind]
-            unknown = sorted(set(map(str, only)) - {getattr(i, key) for i in items})
+            wanted = set(map(str, only))
+            unknown = sorted(wanted - {getattr(i, key) for i in items})
             if unknown:
                 raise ConfigError(f"dataset.only: no such {kind} items in split {ds.get('split', 'dev')}: {unknown}")
-            items = [i for i in items if getattr(i, key) in set(map(str, only))]
+            items = [i for i in items if getattr(i, key) in wanted]
         return items
     if kind == "lifecycle-scripts":
         from .suites.lifecycle_scripts import SCRIPTS

@@ -84,7 +84,7 @@ def _models(args: argparse.Namespace) -> dict[str, Any]:
     facts and judges updates when this command consolidates (``consolidate``,
     ``serve``); its key comes from the variable ``--llm-key-env`` names."""
     if not (args.llm_url or args.llm_model):
-        if args.llm_key_env or args.llm_paths != "facts,updates":
+        if args.llm_key_env or args.llm_paths is not None:
             raise ValueError("--llm-key-env and --llm-paths need --llm-url and --llm-model")
         return {}
     if not (args.llm_url and args.llm_model):
@@ -92,7 +92,7 @@ def _models(args: argparse.Namespace) -> dict[str, Any]:
     from .providers.naia import build_llm
 
     return build_llm({"base_url": args.llm_url, "model": args.llm_model, "api_key_env": args.llm_key_env,
-                      "paths": [p.strip() for p in args.llm_paths.split(",")]})
+                      "paths": None if args.llm_paths is None else [p.strip() for p in args.llm_paths.split(",")]})
 
 
 def _line(h) -> str:
@@ -127,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "extracts facts and judges updates when this command consolidates (consolidate, serve)")
     ap.add_argument("--llm-model", metavar="NAME", help="the model to ask at --llm-url")
     ap.add_argument("--llm-key-env", metavar="VAR", help="the environment variable holding the model server's API key")
-    ap.add_argument("--llm-paths", default="facts,updates", help="which paths the model takes: facts, updates or both (default)")
+    ap.add_argument("--llm-paths", metavar="facts,updates", help="which paths the model takes: facts, updates or both (default)")
     sub = ap.add_subparsers(dest="command", required=True)
     p = sub.add_parser("list", help="every memory, oldest first")
     p.add_argument("--kind", choices=[k.value for k in MemoryKind])

@@ -33,7 +33,6 @@ from .stores.port import RecordFilter, StoragePort
 from .subjects import named_person, person_of, related
 
 log = logging.getLogger("naia_memory")
-_KNOWN = frozenset(a.name for a in contradiction.ATTRIBUTES)  # what facts are filed under (labels exist for these)
 
 
 class Consolidator:
@@ -187,7 +186,7 @@ class Consolidator:
         # the slot a fact replaces is its slot: "congee is my favorite thing to eat now" replaces a fact filed
         # under favorite_food without naming the attribute; filed under it too, the next change finds it there
         # (pick_slot, _neighbours) and a question naming the attribute finds the value that holds now
-        filed = cand.attribute or (replaced.attribute if replaced is not None and replaced.attribute in _KNOWN else None)
+        filed = cand.attribute or (replaced.attribute if replaced is not None and contradiction.is_attribute(replaced.attribute) else None)
         fact = MemoryRecord(
             id=self.new_id("fact", cand.content, now, ep.project), kind=MemoryKind.FACT, content=cand.content, created_at=now, updated_at=now,
             last_accessed=now, project=ep.project, session=ep.session, role="user",
@@ -211,11 +210,10 @@ class Consolidator:
         self.index.add(fact)
         self.store.graph.add_cooccurrence(fact.entities)
         if replaced is not None:
-            old = replaced
-            fact.supersedes = old.id
+            fact.supersedes = replaced.id
             self.store.update(fact)
-            self.retire(old, now, successor=fact.id, reason=verdict.reason, episode_id=ep.id)
-            return Decision(DecisionOp.UPDATE, cand.content, fact.id, old.id, distance, verdict.reason, now, (ep.id,))
+            self.retire(replaced, now, successor=fact.id, reason=verdict.reason, episode_id=ep.id)
+            return Decision(DecisionOp.UPDATE, cand.content, fact.id, replaced.id, distance, verdict.reason, now, (ep.id,))
         return Decision(DecisionOp.ADD, cand.content, fact.id, verdict.target_id, distance, verdict.reason, now, (ep.id,))
 
     def _earlier(self, fact: MemoryRecord, depth: int = 3) -> tuple[str, ...]:

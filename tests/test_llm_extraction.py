@@ -181,6 +181,7 @@ def test_the_experiment_command_turns_the_llm_path_on(tmp_path):
     ({"base_url": "http://127.0.0.1:1/v1"}, "model"),
     ({"base_url": "http://127.0.0.1:1/v1", "model": "m", "temperature": 0.2}, "unknown keys"),
     ({"base_url": "http://127.0.0.1:1/v1", "model": "m", "paths": ["facts", "summaries"]}, "llm.paths"),
+    ({"base_url": "http://127.0.0.1:1/v1", "model": "m", "paths": []}, "llm.paths"),  # none, not quietly both
     ({"base_url": "http://127.0.0.1:1/v1", "model": "m", "api_key_env": "NAIA_TEST_NO_SUCH_KEY"}, "not set"),
 ])
 def test_a_bad_model_spec_is_refused_before_the_store_is_opened(tmp_path, spec, error, monkeypatch):

@@ -150,6 +150,10 @@ def attribute(name: str) -> Attribute:
     return _BY_NAME[name]
 
 
+def is_attribute(name: str | None) -> bool:
+    return name in _BY_NAME
+
+
 def is_question(text: str) -> bool:
     return QUESTION.search(text.strip()) is not None
 

@@ -43,8 +43,8 @@ def build_llm(spec: Mapping[str, Any] | None) -> dict[str, Any]:
     if missing:
         raise ValueError(f"llm: {' and '.join(missing)} required (an OpenAI-compatible server, e.g. base_url: "
                          "http://127.0.0.1:11434/v1)")
-    paths = spec.get("paths") or list(_LLM_PATHS)
-    paths = [paths] if isinstance(paths, str) else list(paths)
+    paths = spec.get("paths")
+    paths = list(_LLM_PATHS) if paths is None else [paths] if isinstance(paths, str) else list(paths)
     if not paths or any(p not in _LLM_PATHS for p in paths):
         raise ValueError(f"llm.paths: some of {list(_LLM_PATHS)}, not {paths!r}")
     key = spec.get("api_key")

@@ -102,42 +102,42 @@ def read(path: Path, text: Iterable[str], sealed: bool, records: int, *, start: 
     before the header they need (a hand-edited file) wait until it has been
     read. Returns the other members (the header, graph, log)."""
     head: dict[str, Any] = {}
+    seen: set[str] = set()
     waiting: list[dict[str, Any] | None] | None = None
-    started = False
     for key, value in members(text, frozenset({"records"})):
+        if key in seen:  # json.loads keeps the last; here the records may already have been read with the first
+            raise StoreError(f"{path} is damaged: {key!r} appears twice; the file was left untouched")
+        seen.add(key)
         if key == "checksum":
             if not sealed:  # the writer puts it last; anywhere else, the file was changed after it was sealed
                 raise StoreError(f"{path} is damaged: its checksum does not match its content; the file was left "
                                  "untouched (restore a backup)")
-            continue
-        if key in head or (key == "records" and (waiting is not None or started)):
-            # json.loads keeps the last; here the records may already have been read with the first
-            raise StoreError(f"{path} is damaged: {key!r} appears twice; the file was left untouched")
-        if key != "records":
+        elif key != "records":
             head[key] = value
-            if key == "format" or key == "schema_version":
+            if key in ("format", "schema_version"):
                 _check_header(path, head, final=False)
-            continue
-        if not isinstance(value, Iterator):
+        elif not isinstance(value, Iterator):
             raise StoreError(f"{path} is damaged: 'records' and 'log' must be lists; the file was left untouched")
-        dim = (head.get("embedder") or {}).get("dim") if isinstance(head.get("embedder"), dict) else None
-        if head.get("format") == FORMAT and dim is not None:
-            started = True
-            start(records, dim)
+        elif head.get("format") == FORMAT and _dim(head) is not None:
+            start(records, _dim(head))
             for item in value:
-                take(item, dim)
+                take(item, _dim(head))
         else:
             waiting = list(value)
     _check_header(path, head, final=True)
-    dim = (head.get("embedder") or {}).get("dim")
-    if not started:
-        start(len(waiting or ()), dim or 0)
+    if waiting is not None or "records" not in seen:
+        start(len(waiting or ()), _dim(head) or 0)
         for n, item in enumerate(waiting or ()):
             waiting[n] = None  # type: ignore[index]  # freed once it is in the cache
-            take(item, dim)  # type: ignore[arg-type]
+            take(item, _dim(head))  # type: ignore[arg-type]
     if not isinstance(head.get("log", []), list):
         raise StoreError(f"{path} is damaged: 'records' and 'log' must be lists; the file was left untouched")
     return head
+
+
+def _dim(head: dict[str, Any]) -> int | None:
+    embedder = head.get("embedder")
+    return embedder.get("dim") if isinstance(embedder, dict) else None
 
 
 def _check_header(path: Path, head: dict[str, Any], final: bool) -> None:

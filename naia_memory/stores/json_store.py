@@ -175,11 +175,9 @@ class LocalStore:
                     self._load_text(path, utf8_pieces(f), size, sealed, records)
         except StoreError:
             raise
-        except ValueError as e:  # not UTF-8, or not JSON (json.JSONDecodeError is a ValueError)
-            if isinstance(e, (UnicodeDecodeError, json.JSONDecodeError)):
-                raise StoreError(f"{path} is not valid JSON ({e}); the file was left untouched") from e
-            raise StoreError(f"{path} is damaged ({type(e).__name__}: {e}); the file was left untouched") from e
-        except (KeyError, TypeError, AttributeError, binascii.Error) as e:  # a damaged file without a checksum
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise StoreError(f"{path} is not valid JSON ({e}); the file was left untouched") from e
+        except (KeyError, TypeError, ValueError, AttributeError, binascii.Error) as e:  # a damaged file without a checksum
             raise StoreError(f"{path} is damaged ({type(e).__name__}: {e}); the file was left untouched") from e
 
     def _load_text(self, path: Path, text: Iterable[str], size: int, sealed: bool, records: int) -> None:
