@@ -658,3 +658,53 @@ def test_a_sentence_with_nothing_but_its_verb_stays_with_the_one_before(make_sys
     m = make_system()
     _tell(m, "new favourite snack: dried mango. I'm obsessed", t0)
     assert [f.content for f in m.facts()] == ["new favourite snack: dried mango. I'm obsessed"]
+
+
+@pytest.mark.parametrize("text,cue,expected", [
+    # session 30: a state just begun, said by how long it has run (not "of" an event, not a year count)
+    ("first night as a bartender was chaos lol", "shift", True),
+    ("first week in lisbon and i already love the trams", "shift", True),
+    ("week 3 on the new blood pressure pills", "shift", True),
+    ("first day of spring, so sunny", "shift", False),
+    ("first time in rome!!", "shift", False),
+    ("부산 온 지 두 달 됐는데 바다가 아직 신기해", "shift", True),
+    ("서울 온 지 10년 넘었어", "shift", False),
+    # a state in the simple past with how long it lasted is over; the perfect goes on
+    ("worked at a bakery for two years before this, never again", "past", True),
+    ("i've worked here for two years", "past", False),
+    ("stayed with my aunt for a few months after college", "past", True),
+    # the start of what holds, told as the past, is no change now
+    ("when we first moved here the neighbours were so loud", "change", False),
+    ("when i first started i only did weekends", "switch", False),
+    ("moved here in march", "switch", True),
+    # the final one of a thing, not the latest one
+    ("taught my last class at the studio on friday", "ending", True),
+    ("yesterday was my last shift at the diner", "ending", True),
+    ("my last haircut was in may", "ending", False),
+    ("피아노 레슨은 어제가 마지막이었어", "ending", True),
+])
+def test_a_state_begun_a_state_over_and_a_final_one(tokenizer, text, cue, expected):
+    assert getattr(read(text, tokenizer), cue) is expected, read(text, tokenizer)
+
+
+@pytest.mark.parametrize("text,subject", [
+    ("지호 엄마는 요즘 회사 다니셔", "지호 엄마"),  # that person's relation, not the person
+    ("민준이 동생은 골프 시작했대", "민준 동생"),
+    ("서연이 동생은 골프 시작했대", "서연 동생"),
+    ("민지 언니가 결혼했어", "민지"),  # 언니 after a name calls her by it
+    ("민준이 요즘 골프 배워", "민준"),
+])
+def test_a_relation_after_a_korean_name_is_that_persons(tokenizer, text, subject):
+    assert read(text, tokenizer).subject == subject
+
+
+@pytest.mark.parametrize("olds,new,op", [
+    # what stays is named as the clause's subject, even where the rough parse took it for the verb
+    (["my checking account is with a credit union"], "opened a roth ira at vanguard, checking stays at the credit union", "add"),
+    # the thing changed and something else is denied: the user still goes; deny the user's own verb and it ends
+    (["퇴근하고 동네 수영장 자주 가"], "수영장 운영시간 바뀌어서 이제 주말엔 문을 안 열어", "refine"),
+    (["퇴근하고 동네 수영장 자주 가"], "수영장 운영시간 바뀌어서 이제 안 가", "ends"),
+])
+def test_what_stays_and_what_the_thing_itself_denies(tokenizer, e5, olds, new, op):
+    v = _verdict(tokenizer, e5, olds, new)
+    assert (v.op in ("delete", "supersede") and v.target_id == "f0") if op == "ends" else v.op == op, v

@@ -12,6 +12,8 @@ _KO_RELATIONS = ("애", "아이", "애기", "첫째", "둘째", "막내", "큰�
                  "이모부", "형부", "매형", "처제", "시어머니", "시아버지", "장모님", "장인어른", "사위", "며느리", "손자", "손녀", "언니", "오빠", "형", "누나", "동생", "엄마", "아빠", "어머니", "아버지", "부모님", "남편", "아내", "와이프", "친구",
                  "동료", "여자친구", "남자친구", "여친", "남친", "아들", "딸", "상사", "팀장", "사촌", "삼촌", "이모", "고모", "할머니",
                  "할아버지", "조카", "룸메", "룸메이트", "애인", "남동생", "여동생", "부장", "과장", "선배", "후배")
+# after a name, these call the person by it ("지영 언니" is 지영); other relations are that person's ("민수 엄마")
+_KO_TITLES = frozenset(("언니", "오빠", "형", "누나", "선배", "후배", "팀장", "부장", "과장"))
 _KO_TOPIC = ("은", "는")  # the subject is 이/가 (JKS), or the topic by form (도 is additive, 만 restrictive)
 
 
@@ -38,6 +40,8 @@ def ko_subject(text: str, morphs: Sequence[tuple[str, str]]) -> str | None:
     for i, (form, tag) in enumerate(lead[:4]):
         nxt = lead[i + 1] if i + 1 < len(lead) else ("", "")
         marked = nxt[1] == "JKS" or nxt[1] == "JX" and nxt[0] in _KO_TOPIC
+        if tag == "XSN" and form == "이" and names and names[-1][0]:
+            continue  # the familiar 이 after a name ("수진이 동생은")
         if nxt[1] in ("JKB", "JKO", "JC", "JKG") and not names:
             break  # "남친이랑 2년 사귐", "엄마한테 혼났어": with or to them, the speaker's doing
         if form in _KO_RELATIONS and (i == 0 or names):
@@ -56,6 +60,8 @@ def ko_subject(text: str, morphs: Sequence[tuple[str, str]]) -> str | None:
         spelt = _name_after_relation(text, names[-1][1])
         if spelt:
             return spelt
+    if len(names) >= 2 and names[0][0] and not names[1][0] and names[1][1] not in _KO_TITLES:
+        return f"{ko_bare_name(names[0][1])} {names[1][1]}"  # "수진이 동생은", "민수 엄마는": that person's relation
     if names:
         return sorted(names, key=lambda x: not x[0])[0][1]  # a name first, else the relation
     return None

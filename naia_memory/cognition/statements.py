@@ -68,7 +68,10 @@ _EN = {
     "small-talk": re.compile(r"^\s*((wow|omg|ugh|man|geez|so|oh)[\s,!]+)?(it'?s|it is|it was|there'?s|there are|the (weather|traffic|sky|rain|snow|sun)|traffic|weather|today is|tonight is)\b", re.I),
     "hypothetical": re.compile(r"\b(if|might|maybe|perhaps|possibly|thinking (about|of)|considering|wondering|would (like|love)|i'?d (like|love)|wish|hope to|hoping to|not sure (if|whether)|should i|in case|want to|wanna|someday|some day|one day|eventually|tempted|debating|torn between|on the fence|lean(ing)? (towards?|to)|toying with|what if|dream(ing)? of|if only|should|ought to)\b", re.I),
     "plan": re.compile(r"\b(going to(?! (the|a|an|my|our|his|her|their|this|that|bed|work|school|church|class|(?-i:[A-Z])\w*)\b)|gonna|will|i'll|planning to|plan to|about to|next (week|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|tomorrow|soon|starting (next|in))\b", re.I),
-    "past": re.compile(r"\b((?<!getting )(?<!get )(?<!got )used to|back when|when i was|as a (kid|child|teen(ager)?)|growing up|in (high school|college|my twenties)|years ago|previously|formerly|back in (the )?\d{2,4}s?|once upon|(my|our) (very )?first \w+ (was|were|had|died))\b", re.I),
+    "past": re.compile(r"\b((?<!getting )(?<!get )(?<!got )used to|back when|when i was|as a (kid|child|teen(ager)?)|growing up|in (high school|college|my twenties)|years ago|previously|formerly|back in (the )?\d{2,4}s?|once upon|(my|our) (very )?first \w+ (was|were|had|died)|before (this|that)(?! (week|month|year|weekend)\b))\b"
+                      # a state in the simple past with how long it lasted is over ("lived in denver for 3 years";
+                      # "have lived ... for 3 years" goes on, and is not this form)
+                      r"|(?<!\bhave )(?<!\bhas )(?<!'ve )\b(lived|worked|stayed|studied|taught|dated|played)\b[^.,;!?]{0,40}\bfor (\d+|a few|a couple( of)?|several|two|three|four|five|six|seven|eight|nine|ten|many) (years?|months?)\b", re.I),
     "change": re.compile(r"\b(now|nowadays|these days|currently|finally|anymore|(a|my|our) new|got (a|my) new)\b", re.I),
     # the words of "change" that contrast with before, not those that only place a
     # statement in the present ("these days", "currently": a habit may be old)
@@ -79,10 +82,13 @@ _EN = {
                         r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|last (week|month|year|spring|summer|fall|autumn|winter|\w+day)|"
                         r"new year'?s?|the (start|beginning|end) of|this (week|month|year|spring|summer|fall|autumn|winter))\b"
                         # a state just begun: "first week at stripe", "day 3 at deloitte", "onboarding", "still getting used to"
-                        r"|\b(first|1st) (day|week|month|shift)s? (at|with)\b|\bday (\d+|one|two|three) (at|with)\b"
+                        r"|\b(first|1st) (day|week|month|shift|night)s? (at|with|as|in|on)\b|\b(day|week|month) (\d+|one|two|three|four|five) (at|with|on|in)\b"
                         r"|\b(my|the) onboarding\b|\bonboarding (at|with|is|was|week)\b|\bgetting used to\b", re.I),  # "been driving in since i got the car": a state that began
     "switch": re.compile(r"\bgot (a|an|the|my|our) (?-i:[A-Z0-9])|\b(switched|changed|moved( \w+){0,3}( over)?( to| in| into| over| up| down)|turned \d+|increased|decreased|raised|lowered|cut (down|back)|relocated|transferred|started|starting|began|took up|picked up|instead|replaced|overt(ook|aken)|upgraded|downgraded|swapped|traded|became|joined|went into|got into|signed up|bought|adopted|got hired|ported|opened|launched|took over|back (on|to)|down to|up to)\b", re.I),
     "ending": re.compile(r"(\b(anymore|any more|no longer|quit|quitting|stopped|gave up|(?<!my )(?<!the )(?<!his )(?<!her )(?<!our )(?<!your )(?<!on the )(?<!to the )left(?![- ](handed|hand|side|knee|leg|arm|eye|ear|foot|feet|shoulder|wrist|lane|turn|wing|field|over))|sold|broke up|split up|retired|dropped( out)?|cancel+ed|ended|got rid of|moved out|done with|no more|wrapped up|fell apart|shut down|took me off|laid off|got fired|(is|'s|are|was) ((officially|finally|totally|completely) )?(over|gone|done)|(is|'s|are|was) (officially|finally|totally|completely) dead|totall?ed|wrecked|(was|got) stolen|lost (my|our)|died|passed away|put (him|her|it) down|cut out|cutting out|ditched|dumped|resigned|stepped down|let go|moved on|walked away|unsubscribed|deleted|uninstalled|gave away|rehomed|divorced|separated|graduated|let (it|them|(my|our|the) (\w+ ){0,2}\w+) (lapse|expire)|expired|kicked the habit|sober|(got )?discharged|disbanded|(didn'?t|did not|not) renew(ing)?|call(ed)? off|put (him|her|it|them|[A-Z][a-z]+) down|closed (the|my|our|down|for good|permanently)|went (out of business|bust|under)|shelved)\b|n't\b.*\b(anymore|any more)\b"
+                         # "played my last gig with the band" (not "my last haircut was in may": the latest, not the final)
+                         r"|\b(played|worked|had|did|taught|finished|pulled|ran) (my|our) (very )?(last|final) \w+|\b(my|our) (very )?final (day|shift|gig|class|session|game|show|lesson|practice|paycheck)\b"
+                         r"|\b(today|yesterday|friday|this week|last week) was (my|our) (very )?last (day|shift|gig|class|session|game|show|lesson)\b"
                          # "3 weeks without a cigarette", "haven't had a drink since new year's": an abstention that began
                          r"|\b(days?|weeks?|months?|years?) (without|w/o|off|clean|sober)\b|\b(haven'?t|hasn'?t|havent|hasnt|have not|has not)\b[^.,;!?]{0,40}\bsince\b"
                          # "hasn't touched a cigarette in 6 weeks" (not "haven't talked to my mom in two weeks": a gap)
@@ -127,9 +133,11 @@ _KO = {
     "change": re.compile(r"(이제|요즘|지금은|새로|새 |드디어|됐어|되었|원래|기로\s*(했|함|결정)(?!.*(다음|내년|부터|예정)))"),  # -기로 했어: decided, in effect
     # not 요즘 / 요새 (these days), 원래 (originally); 새 only as a word (not 냄새, 참새, 요새)
     # and a state just begun: "온보딩 3일째", "적응 중", "첫 주"
-    "shift": re.compile(r"(이제|지금은|(?<![가-힣])새로|(?<![가-힣])새 |드디어|됐어|되었|온보딩|적응\s*중|적응하는|(입사|이사|출근|온보딩|등록|시작)[가-힣]*\s*\d+\s*일\s*째|(?<![가-힣])첫\s*(주|날|달)(?=[이라에은는도]|\s|$))"),
+    "shift": re.compile(r"(이제|지금은|(?<![가-힣])새로|(?<![가-힣])새 |드디어|됐어|되었|온보딩|적응\s*중|적응하는|(입사|이사|출근|온보딩|등록|시작)[가-힣]*\s*\d+\s*일\s*째|(?<![가-힣])첫\s*(주|날|달)(?=[이라에은는도]|\s|$)"
+                       # "대전 온 지 한 달 됐는데": days, weeks or months since one came or began (not "다닌 지 5년": a state)
+                       r"|(?<![가-힣])(온|간|옮긴|시작한|입사한|들어온|넘어온|바꾼|갈아탄|등록한)\s*지(가)?\s*(한|두|세|네|몇|\d+)\s*(일|주|주일|달|개월))"),
     "switch": re.compile(r"((?<![가-힣])(신차|차)\s*뽑|바꿨|바꿔|바꿈|옮겼|옮김|전직|시작했|시작해|부터|대신|말고|갈아탔|갈아타|넘어왔|넘어갔|등록|샀어|샀다|샀어요|구입|장만|달았|첫 출근|첫출근|입사|취직|합격|생겼)"),
-    "ending": re.compile(r"(더\s*이상|없이도|그만|금연|금주|끊었|끊고|끊어|끊은|관뒀|관두|퇴사|헤어졌|헤어짐|팔았|팔고|처분|접었|접고|접으|은퇴|휴학|자퇴|탈퇴|해지|없어졌|졸업|끝냈|끝났|끝내|닫았|닫고|뗐|해제|떠났|나왔|포기|잃어버렸|잃었|도난|폐차|죽었|돌아가셨|무지개\s*다리|이혼|파양|환불|반납|삭제|취소|중단|멈췄|손\s*놨|손\s*뗐|잘렸|짤렸|해고|권고사직|이별|폐업|폐점|문\s*닫|(다|전부|싹)\s*정리|해체|연장\s*안\s*(했|함|하|해))"),
+    "ending": re.compile(r"(더\s*이상|없이도|그만|금연|금주|끊었|끊고|끊어|끊은|관뒀|관두|퇴사|헤어졌|헤어짐|팔았|팔고|처분|접었|접고|접으|은퇴|휴학|자퇴|탈퇴|해지|없어졌|졸업|끝냈|끝났|끝내|닫았|닫고|뗐|해제|떠났|나왔|포기|잃어버렸|잃었|도난|폐차|죽었|돌아가셨|무지개\s*다리|이혼|파양|환불|반납|삭제|취소|중단|멈췄|손\s*놨|손\s*뗐|잘렸|짤렸|해고|권고사직|이별|폐업|폐점|문\s*닫|(다|전부|싹)\s*정리|해체|연장\s*안\s*(했|함|하|해)|마지막이었)"),
     "additive": re.compile(r"(하나\s*더|추가로|게다가|또\s)"),
     "still": re.compile(r"(아직|여전히|계속|변함없이|그대로)"),
     "negation": re.compile(r"(안\s|안[가-힣]|못\s|않|아니|없어|없다|없습|없고|없는|더\s*이상)"),
@@ -360,6 +368,10 @@ def _denials(s: str, ko: bool, cues: dict) -> tuple[str, ...]:
                  if c and _VERB_DENIAL[ko].search(c) and not cues["ending"].search(c))
 
 
+_WHEN_BEGAN = re.compile(r"\bwhen (i|we) (first |initially )?(started|began|joined)\b(?! (at|with|as|in|on|a|an|the|my|our|to|working|going)\b)"
+                         r"|\bwhen (i|we) first (started|began|joined|moved|got)\b|\bwhen (i|we) (moved|got) (here|there|in)\b", re.I)
+
+
 def read(text: str, tokenizer) -> Reading:
     """How ``text`` is said (see ``Reading``)."""
     s = text.strip()
@@ -368,7 +380,12 @@ def read(text: str, tokenizer) -> Reading:
     cues = _KO if ko else _EN
     morphs = morphemes(tokenizer, s) if ko else ()
 
+    # "when i first started", "when we moved here": the start of what holds, told as the past, changes nothing now
+    s_cue = s if ko else _WHEN_BEGAN.sub(" ", s)
+
     def has(name: str) -> bool:
+        if name in ("switch", "change", "shift"):
+            return cues[name].search(s_cue) is not None
         return cues[name].search(s) is not None or (s_bare != s and cues[name].search(s_bare) is not None)
 
     kind = "fact"

@@ -31,7 +31,7 @@ from typing import Sequence
 from .contradiction import CHANGE_SPLIT, Attribute, Verdict, attribute
 from .statements import Reading
 from .tokenize import has_hangul
-from .value_relations import (LIGHT_VERBS, WITHIN, denied, itself_changed, kept, outgrown, overlap, rescheduled,
+from .value_relations import (LIGHT_VERBS, WITHIN, denied, denies_own_verb, itself_changed, kept, outgrown, overlap, rescheduled,
                               same_weekday, to_a_time, wound_up)
 
 
@@ -195,7 +195,10 @@ def decide(new: Reading, new_attr: Attribute | None, known: Sequence[Known], w: 
     # a bare "no" next to a fact does not end it ("I'll never forget it", "it wasn't easy"); "이제 안 피워" does
     denies = not old.negated and not new.still and denied(new, old)
     winds_up = not new.ending and wound_up(new, old)
-    if new.ending or (new.negated and new.change and not old.negated and shared) or denies or winds_up:
+    itself = itself_changed(new, old)
+    # "도서관 운영시간 바뀌어서 이제 밤 10시까지밖에 안 해": the thing changed and is what is denied, not the user's visits
+    negated_change = new.negated and new.change and not old.negated and shared and (itself is None or denies_own_verb(new, old))
+    if new.ending or negated_change or denies or winds_up:
         # "quit the band, joined a jazz trio instead"; "dropped German, taking a Japanese class": what holds now
         # is a fact of its own, the one the old is replaced by (a later "done with the Japanese class" finds it)
         if fresh and (new.switch or new.renewal or new.goes_on):
@@ -203,7 +206,6 @@ def decide(new: Reading, new_attr: Attribute | None, known: Sequence[Known], w: 
         return Verdict("delete", slot.id, f"{what} ended")
     if rescheduled(new, old):
         return Verdict("supersede", slot.id, f"{what} changed: another time")
-    itself = itself_changed(new, old)
     if itself is not None and not (re.search(r"\d", new.text) and re.search(r"\d", old.text)):  # 70kg -> 65kg: its value
         return Verdict("refine", slot.id, f"another aspect of {what}: {itself} itself changed")
     if (new.switch or new.change) and (WITHIN.search(new.text) or to_a_time(new, old)):

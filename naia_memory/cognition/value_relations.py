@@ -50,6 +50,10 @@ def kept(new: Reading, old: Reading) -> bool:
     for clause in CLAUSE_BREAK.split(new.text.lower()):
         if clause and _KEPT.search(clause) and any(in_clause(w, clause) for w in words):
             return True
+        # the thing that stays is the clause's subject: "checking stays at wells" (the old fact's word, its verb or not)
+        if clause and any(re.search(rf"\b{re.escape(w)}\w*\s+(stays?|remains?|is staying)\b", clause)
+                          for w in old.content if not has_hangul(w) and len(w) >= 3):
+            return True
     return False
 
 
@@ -61,6 +65,19 @@ def denied(new: Reading, old: Reading) -> bool:
     못 끊어" (a denied ending restates)."""
     words = value_words(old)
     return any(sum(in_clause(w, clause) for w in words) >= 2 for clause in new.denials)
+
+
+def denies_own_verb(new: Reading, old: Reading) -> bool:
+    """A clause denies the old fact's own verb ("헬스장 바뀌어서 이제 안 가", "don't go there anymore"):
+    the user stopped, whatever else changed."""
+    verb = old.predicate
+    if not verb:
+        return False
+    if has_hangul(verb):
+        pattern = rf"(안|못)\s*{re.escape(verb)}|{re.escape(verb)}[가-힣]*\s*(않|못\s*하)"
+    else:
+        pattern = rf"\b(not|never|no longer|n't|dont|doesnt)\s+(\w+\s+)?{re.escape(verb)}"
+    return any(re.search(pattern, clause) for clause in new.denials)
 
 
 def wound_up(new: Reading, old: Reading) -> bool:
