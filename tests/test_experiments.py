@@ -317,6 +317,10 @@ def test_padding_tells_other_facts_first_and_keeps_each_case_its_own(tmp_path):
         own = set().union(*(_words(t) for t in (*c.existing, c.new)))
         assert all(not _words(t) & own for t in p.existing[:8])  # no fact of the case's topic is added
     assert len({p.existing[:8] for p in padded}) > len(padded) / 2  # drawn per case, not one list for all
+    # drawn from the first two statements batches only: a batch added later does not change any case's padding
+    pool = {s.text for b in natural.PAD_POOL_BATCHES for s in natural.statements("dev", b)}
+    later = {s.text for s in natural.statements("dev", 3) if s.declarative} - pool
+    assert later and all(t in pool for p in padded for t in p.existing[:8])
     row = run_case(_hashing_provider(tmp_path), padded[0])
     # the padding is the user's own declarative statements: nearly all become facts (7-8 of 8 on this suite)
     assert row["padding"] == 8 and 6 <= row["padding_kept"] <= 8

@@ -708,3 +708,35 @@ def test_a_relation_after_a_korean_name_is_that_persons(tokenizer, text, subject
 def test_what_stays_and_what_the_thing_itself_denies(tokenizer, e5, olds, new, op):
     v = _verdict(tokenizer, e5, olds, new)
     assert (v.op in ("delete", "supersede") and v.target_id == "f0") if op == "ends" else v.op == op, v
+
+
+@pytest.mark.parametrize("olds,new,ends", [
+    # a review of session 30's readings with sentences of its own: what those readings first got wrong
+    (["I work at a bank"], "quit my job at the bank, worked there for six years", True),  # how long it lasted, in an ending
+    (["I'm dating Sam"], "broke up with sam, we dated for two years", True),
+    (["I live in Denver"], "moved out of denver, lived there for 3 years", True),
+    (["I smoke about half a pack a day"], "quit smoking, had to before this baby comes", True),  # "before this baby": no past
+    (["I run every morning before work"], "day 5 in a row skipping my morning run ugh", False),  # a streak, not a start
+    (["I work at Google as a software engineer"], "first week in july im off work, so excited", False),  # a date
+    (["I ski every winter in Colorado"], "first day on the slopes this season, legs are dead", False),
+    (["I work out every day"], "i did my last workout on tuesday, been slacking", False),  # the latest, not the final
+    (["I drink coffee every day"], "had my last coffee at 2pm so i can sleep", False),
+    (["I take Spanish classes on Tuesdays"], "my final class today is at 4 so ill call after", False),
+    (["서울 살아"], "제주 온 지 3일째인데 매일 비 와ㅠ", False),  # a trip's days, not a move
+    (["삼성전자 다녀"], "어제가 휴가 마지막이었어 내일 출근 ㅠ", False),  # the holiday's end
+    (["I run every morning"], "moved my runs to the evening now, running stays at 5k", True),  # the verb is no thing that stays
+    (["회사 근처 헬스장 다녀"], "헬스장 가격 올랐어 그래서 이제 안 다녀", True),  # the thing changed, and the user's own verb is denied
+    (["넷플릭스 봐"], "넷플릭스 요금 올랐어 그래서 이제 안 봐", True),
+    (["I swim at the pool after work"], "the pool switched its hours from 6 to 9 so i don't swim there now", True),
+])
+def test_the_reviews_sentences_for_session_30s_readings(tokenizer, e5, olds, new, ends):
+    v = _verdict(tokenizer, e5, olds, new)
+    assert (v.op in ("delete", "supersede")) is ends, v
+
+
+@pytest.mark.parametrize("text,subject", [
+    ("민수 여친이랑 헤어졌대", "민수"),  # with the relation: 민수's doing
+    ("민준이 친구랑 여행 갔대", "민준"),
+])
+def test_a_relation_with_a_particle_of_company_is_not_the_subject(tokenizer, text, subject):
+    assert read(text, tokenizer).subject == subject

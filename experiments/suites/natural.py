@@ -99,6 +99,11 @@ def _words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z]{3,}|[가-힣]{2,}", text.lower())}
 
 
+# the statements the padding is drawn from: the first two batches, fixed, so that a statements batch added
+# later (batch 3, session 30) does not change what every update case is padded with
+PAD_POOL_BATCHES = (1, 2)
+
+
 def padded(cases: list[Case], n: int, seed: int = 0) -> list[Case]:
     """Each case with ``n`` more facts told before its own: the user's
     declarative statements of the labelled-statements suite (same split and
@@ -107,11 +112,13 @@ def padded(cases: list[Case], n: int, seed: int = 0) -> list[Case]:
     and a slot found by closeness must stand out from every other fact."""
     if n <= 0:
         return list(cases)
-    split = {c.split for c in cases}
+    splits = {c.split for c in cases}
+    part = splits.pop() if len(splits) == 1 else "all"
     pool: dict[str, list[str]] = {}
-    for st in statements(split.pop() if len(split) == 1 else "all"):
-        if st.declarative and st.subject in (None, "user"):
-            pool.setdefault(st.lang, []).append(st.text)
+    for batch in PAD_POOL_BATCHES:
+        for st in statements(part, batch):
+            if st.declarative and st.subject in (None, "user"):
+                pool.setdefault(st.lang, []).append(st.text)
     out = []
     for c in cases:
         own = set().union(*(_words(t) for t in (*c.existing, c.new)))

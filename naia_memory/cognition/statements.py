@@ -68,10 +68,10 @@ _EN = {
     "small-talk": re.compile(r"^\s*((wow|omg|ugh|man|geez|so|oh)[\s,!]+)?(it'?s|it is|it was|there'?s|there are|the (weather|traffic|sky|rain|snow|sun)|traffic|weather|today is|tonight is)\b", re.I),
     "hypothetical": re.compile(r"\b(if|might|maybe|perhaps|possibly|thinking (about|of)|considering|wondering|would (like|love)|i'?d (like|love)|wish|hope to|hoping to|not sure (if|whether)|should i|in case|want to|wanna|someday|some day|one day|eventually|tempted|debating|torn between|on the fence|lean(ing)? (towards?|to)|toying with|what if|dream(ing)? of|if only|should|ought to)\b", re.I),
     "plan": re.compile(r"\b(going to(?! (the|a|an|my|our|his|her|their|this|that|bed|work|school|church|class|(?-i:[A-Z])\w*)\b)|gonna|will|i'll|planning to|plan to|about to|next (week|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|tomorrow|soon|starting (next|in))\b", re.I),
-    "past": re.compile(r"\b((?<!getting )(?<!get )(?<!got )used to|back when|when i was|as a (kid|child|teen(ager)?)|growing up|in (high school|college|my twenties)|years ago|previously|formerly|back in (the )?\d{2,4}s?|once upon|(my|our) (very )?first \w+ (was|were|had|died)|before (this|that)(?! (week|month|year|weekend)\b))\b"
+    "past": re.compile(r"\b((?<!getting )(?<!get )(?<!got )used to|back when|when i was|as a (kid|child|teen(ager)?)|growing up|in (high school|college|my twenties)|years ago|previously|formerly|back in (the )?\d{2,4}s?|once upon|(my|our) (very )?first \w+ (was|were|had|died)|before (this|that)(?=\s*([,.;!?]|$|(i|we|i'd|we'd|my|our)\b)))\b", re.I),
                       # a state in the simple past with how long it lasted is over ("lived in denver for 3 years";
                       # "have lived ... for 3 years" goes on, and is not this form)
-                      r"|(?<!\bhave )(?<!\bhas )(?<!'ve )\b(lived|worked|stayed|studied|taught|dated|played)\b[^.,;!?]{0,40}\bfor (\d+|a few|a couple( of)?|several|two|three|four|five|six|seven|eight|nine|ten|many) (years?|months?)\b", re.I),
+    "over": re.compile(r"(?<!\bhave )(?<!\bhas )(?<!'ve )(?<!\bive )(?<!\bweve )\b(lived|worked|stayed|studied|taught|dated|played)\b[^.,;!?]{0,40}\bfor (\d+|a few|a couple( of)?|several|two|three|four|five|six|seven|eight|nine|ten|many) (years?|months?)\b(?![^.,;!?]*\b(still|now)\b)", re.I),
     "change": re.compile(r"\b(now|nowadays|these days|currently|finally|anymore|(a|my|our) new|got (a|my) new)\b", re.I),
     # the words of "change" that contrast with before, not those that only place a
     # statement in the present ("these days", "currently": a habit may be old)
@@ -82,12 +82,12 @@ _EN = {
                         r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|last (week|month|year|spring|summer|fall|autumn|winter|\w+day)|"
                         r"new year'?s?|the (start|beginning|end) of|this (week|month|year|spring|summer|fall|autumn|winter))\b"
                         # a state just begun: "first week at stripe", "day 3 at deloitte", "onboarding", "still getting used to"
-                        r"|\b(first|1st) (day|week|month|shift|night)s? (at|with|as|in|on)\b|\b(day|week|month) (\d+|one|two|three|four|five) (at|with|on|in)\b"
+                        r"|\b(first|1st) (day|week|month|shift|night)s? (at|with|as|in|on)\b(?! (a row|forever|ages|years|january|february|march|april|may|june|july|august|september|october|november|december)\b)(?![^.,;!?]*\b(this season|in (a|like|over)? ?(\d+|a|two|three|few|couple( of)?) (days|weeks|months|years|month|week|year))\b)|\b(day|week|month) (\d+|one|two|three|four|five) (at|with|on|in)\b(?! a row\b)"
                         r"|\b(my|the) onboarding\b|\bonboarding (at|with|is|was|week)\b|\bgetting used to\b", re.I),  # "been driving in since i got the car": a state that began
     "switch": re.compile(r"\bgot (a|an|the|my|our) (?-i:[A-Z0-9])|\b(switched|changed|moved( \w+){0,3}( over)?( to| in| into| over| up| down)|turned \d+|increased|decreased|raised|lowered|cut (down|back)|relocated|transferred|started|starting|began|took up|picked up|instead|replaced|overt(ook|aken)|upgraded|downgraded|swapped|traded|became|joined|went into|got into|signed up|bought|adopted|got hired|ported|opened|launched|took over|back (on|to)|down to|up to)\b", re.I),
     "ending": re.compile(r"(\b(anymore|any more|no longer|quit|quitting|stopped|gave up|(?<!my )(?<!the )(?<!his )(?<!her )(?<!our )(?<!your )(?<!on the )(?<!to the )left(?![- ](handed|hand|side|knee|leg|arm|eye|ear|foot|feet|shoulder|wrist|lane|turn|wing|field|over))|sold|broke up|split up|retired|dropped( out)?|cancel+ed|ended|got rid of|moved out|done with|no more|wrapped up|fell apart|shut down|took me off|laid off|got fired|(is|'s|are|was) ((officially|finally|totally|completely) )?(over|gone|done)|(is|'s|are|was) (officially|finally|totally|completely) dead|totall?ed|wrecked|(was|got) stolen|lost (my|our)|died|passed away|put (him|her|it) down|cut out|cutting out|ditched|dumped|resigned|stepped down|let go|moved on|walked away|unsubscribed|deleted|uninstalled|gave away|rehomed|divorced|separated|graduated|let (it|them|(my|our|the) (\w+ ){0,2}\w+) (lapse|expire)|expired|kicked the habit|sober|(got )?discharged|disbanded|(didn'?t|did not|not) renew(ing)?|call(ed)? off|put (him|her|it|them|[A-Z][a-z]+) down|closed (the|my|our|down|for good|permanently)|went (out of business|bust|under)|shelved)\b|n't\b.*\b(anymore|any more)\b"
                          # "played my last gig with the band" (not "my last haircut was in may": the latest, not the final)
-                         r"|\b(played|worked|had|did|taught|finished|pulled|ran) (my|our) (very )?(last|final) \w+|\b(my|our) (very )?final (day|shift|gig|class|session|game|show|lesson|practice|paycheck)\b"
+                         r"|\b(played|worked|taught|finished|pulled) (my|our) (very )?(last|final) \w+(?! (of the|this|today|tonight|before)\b)|\b(my|our) (very )?final (day|shift|gig|class|session|game|show|lesson|practice|paycheck)\b(?! (of the|this|today|tonight|before)\b)(?!\s+(is|will)\b)"
                          r"|\b(today|yesterday|friday|this week|last week) was (my|our) (very )?last (day|shift|gig|class|session|game|show|lesson)\b"
                          # "3 weeks without a cigarette", "haven't had a drink since new year's": an abstention that began
                          r"|\b(days?|weeks?|months?|years?) (without|w/o|off|clean|sober)\b|\b(haven'?t|hasn'?t|havent|hasnt|have not|has not)\b[^.,;!?]{0,40}\bsince\b"
@@ -134,8 +134,9 @@ _KO = {
     # not 요즘 / 요새 (these days), 원래 (originally); 새 only as a word (not 냄새, 참새, 요새)
     # and a state just begun: "온보딩 3일째", "적응 중", "첫 주"
     "shift": re.compile(r"(이제|지금은|(?<![가-힣])새로|(?<![가-힣])새 |드디어|됐어|되었|온보딩|적응\s*중|적응하는|(입사|이사|출근|온보딩|등록|시작)[가-힣]*\s*\d+\s*일\s*째|(?<![가-힣])첫\s*(주|날|달)(?=[이라에은는도]|\s|$)"
-                       # "대전 온 지 한 달 됐는데": days, weeks or months since one came or began (not "다닌 지 5년": a state)
-                       r"|(?<![가-힣])(온|간|옮긴|시작한|입사한|들어온|넘어온|바꾼|갈아탄|등록한)\s*지(가)?\s*(한|두|세|네|몇|\d+)\s*(일|주|주일|달|개월))"),
+                       # "대전 온 지 한 달 됐는데": weeks or months since one came or began, said as done (not "다닌 지
+                       # 5년": a state; not "제주 온 지 3일째": a trip's days)
+                       r"|(?<![가-힣])(온|옮긴|시작한|입사한|들어온|넘어온|바꾼|갈아탄|등록한)\s*지(가)?\s*(한|두|세|네|몇|\d+)\s*(주|주일|달|개월)\s*(째|[이가]?\s*(됐|되었|넘었|지났)))"),
     "switch": re.compile(r"((?<![가-힣])(신차|차)\s*뽑|바꿨|바꿔|바꿈|옮겼|옮김|전직|시작했|시작해|부터|대신|말고|갈아탔|갈아타|넘어왔|넘어갔|등록|샀어|샀다|샀어요|구입|장만|달았|첫 출근|첫출근|입사|취직|합격|생겼)"),
     "ending": re.compile(r"(더\s*이상|없이도|그만|금연|금주|끊었|끊고|끊어|끊은|관뒀|관두|퇴사|헤어졌|헤어짐|팔았|팔고|처분|접었|접고|접으|은퇴|휴학|자퇴|탈퇴|해지|없어졌|졸업|끝냈|끝났|끝내|닫았|닫고|뗐|해제|떠났|나왔|포기|잃어버렸|잃었|도난|폐차|죽었|돌아가셨|무지개\s*다리|이혼|파양|환불|반납|삭제|취소|중단|멈췄|손\s*놨|손\s*뗐|잘렸|짤렸|해고|권고사직|이별|폐업|폐점|문\s*닫|(다|전부|싹)\s*정리|해체|연장\s*안\s*(했|함|하|해)|마지막이었)"),
     "additive": re.compile(r"(하나\s*더|추가로|게다가|또\s)"),
@@ -368,6 +369,8 @@ def _denials(s: str, ko: bool, cues: dict) -> tuple[str, ...]:
                  if c and _VERB_DENIAL[ko].search(c) and not cues["ending"].search(c))
 
 
+# "휴가 마지막이었어" (the holiday's end), "본 게 … 마지막이었어" (the last time one saw someone): not a thing given up
+_KO_LAST_TIME = re.compile(r"(휴가|연휴|방학|시즌|학기|주말)\s*(의\s*)?마지막이었|(?<=[가-힣])\s(게|건)\s[^.,!?]{0,20}마지막이었")
 _WHEN_BEGAN = re.compile(r"\bwhen (i|we) (first |initially )?(started|began|joined)\b(?! (at|with|as|in|on|a|an|the|my|our|to|working|going)\b)"
                          r"|\bwhen (i|we) first (started|began|joined|moved|got)\b|\bwhen (i|we) (moved|got) (here|there|in)\b", re.I)
 
@@ -409,11 +412,16 @@ def read(text: str, tokenizer) -> Reading:
     # the particle 도 on a noun adds a value ("바이올린도"); on an adverb it is "even" ("약 없이도 잘 자": even without)
     additive = has("additive") or (ko and any(f == "도" and t == "JX" and not (i and morphs[i - 1][1] == "MAG")
                                               for i, (f, t) in enumerate(morphs)))
-    past = has("past") or (ko and any(t == "EP" and f in ("었었", "았었") for f, t in morphs))
+    ending = has("ending") and not _denied_ending(s, cues)
+    if ending and ko and _KO_LAST_TIME.search(s) and not cues["ending"].search(s.replace("마지막이었", "")):
+        ending = False  # "어제가 휴가 마지막이었어", "민수 본 게 작년 여름이 마지막이었어": a holiday's end, the last meeting
+    # a simple-past state with how long it lasted is over, unless the sentence ends it now
+    # ("quit my job at the bank, worked there for six years" is an ending, not a past mention)
+    past = has("past") or (not ko and has("over") and not ending) \
+        or (ko and any(t == "EP" and f in ("었었", "았었") for f, t in morphs))
     ko_switch = ko and ko_switched(morphs)
     switch = has("switch") or ko_switch
     shift = has("shift") or (ko and ko_came_about(morphs))
-    ending = has("ending") and not _denied_ending(s, cues)
     if kind == "fact" and ko and subject is None and not cues["first_person"].search(s) and not (switch or ending) \
             and any(t == "EF" and f in ("네", "구나", "군", "군요", "네요") for f, t in morphs[-3:]):
         kind = "small-talk"  # "벌써 12월이네": a remark about the world; "X로 갈아탔는데 훨 낫네" is someone's doing

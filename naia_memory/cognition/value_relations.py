@@ -50,9 +50,11 @@ def kept(new: Reading, old: Reading) -> bool:
     for clause in CLAUSE_BREAK.split(new.text.lower()):
         if clause and _KEPT.search(clause) and any(in_clause(w, clause) for w in words):
             return True
-        # the thing that stays is the clause's subject: "checking stays at wells" (the old fact's word, its verb or not)
+        # the thing that stays is the clause's subject: "checking stays at wells", a noun of the old fact (even where
+        # the rough parse took it for the verb), not its verb as a gerund ("running stays at 5k" after "I run")
         if clause and any(re.search(rf"\b{re.escape(w)}\w*\s+(stays?|remains?|is staying)\b", clause)
-                          for w in old.content if not has_hangul(w) and len(w) >= 3):
+                          for w in old.content if not has_hangul(w) and len(w) >= 3
+                          and re.search(rf"\b(my|our|the|a|an)\s+{re.escape(w)}", old.text.lower())):
             return True
     return False
 
@@ -68,16 +70,17 @@ def denied(new: Reading, old: Reading) -> bool:
 
 
 def denies_own_verb(new: Reading, old: Reading) -> bool:
-    """A clause denies the old fact's own verb ("헬스장 바뀌어서 이제 안 가", "don't go there anymore"):
-    the user stopped, whatever else changed."""
+    """A clause denies the old fact's own verb ("헬스장 바뀌어서 이제 안 가", "don't go there anymore"),
+    or the statement's verb is the fact's (Kiwi's stem: "이제 안 다녀" after "헬스장 다녀"): the user
+    stopped, whatever else changed. The caller asks only of a statement that denies something."""
     verb = old.predicate
     if not verb:
         return False
     if has_hangul(verb):
         pattern = rf"(안|못)\s*{re.escape(verb)}|{re.escape(verb)}[가-힣]*\s*(않|못\s*하)"
     else:
-        pattern = rf"\b(not|never|no longer|n't|dont|doesnt)\s+(\w+\s+)?{re.escape(verb)}"
-    return any(re.search(pattern, clause) for clause in new.denials)
+        pattern = rf"(\b(not|never|no longer|dont|doesnt|cant|wont|didnt)|n't|n’t)\s+(\w+\s+)?{re.escape(verb)}"
+    return new.predicate == verb or any(re.search(pattern, clause) for clause in new.denials)
 
 
 def wound_up(new: Reading, old: Reading) -> bool:
