@@ -45,8 +45,8 @@ def ko_subject(text: str, morphs: Sequence[tuple[str, str]]) -> str | None:
         if nxt[1] in ("JKB", "JKO", "JC", "JKG") and not names:
             break  # "남친이랑 2년 사귐", "엄마한테 혼났어": with or to them, the speaker's doing
         if form in _KO_RELATIONS and (i == 0 or names):
-            if names and names[-1][0] and (nxt[1] in ("JKB", "JKO", "JC", "JKG") or nxt[1] == "XSN" and form != "이"):
-                break  # "민수 여친이랑 헤어졌대": with the relation, 민수's doing
+            if names and names[-1][0] and nxt[1] in ("JKB", "JKO", "JC", "JKG", "XSN"):
+                break  # "민수 여친이랑 헤어졌대", "민호 친구들이랑": with the relation, the named person's doing
             names.append((False, form))
         elif tag == "NNP" and _looks_like_person(form, morphs) and (i == 0 and (marked or nxt[0] in _KO_RELATIONS or nxt[1] in ("VCP", "XSN"))
                                                                      or names and not names[-1][0]):  # "동생 민호"

@@ -118,18 +118,19 @@ def read(path: Path, text: Iterable[str], sealed: bool, records: int, *, start: 
                 _check_header(path, head, final=False)
         elif not isinstance(value, Iterator):
             raise StoreError(f"{path} is damaged: 'records' and 'log' must be lists; the file was left untouched")
-        elif head.get("format") == FORMAT and _dim(head) is not None:
-            start(records, _dim(head))
+        elif head.get("format") == FORMAT and (dim := _dim(head)) is not None:
+            start(records, dim)
             for item in value:
-                take(item, _dim(head))
+                take(item, dim)
         else:
             waiting = list(value)
     _check_header(path, head, final=True)
     if waiting is not None or "records" not in seen:
-        start(len(waiting or ()), _dim(head) or 0)
+        dim = _dim(head)
+        start(len(waiting or ()), dim or 0)
         for n, item in enumerate(waiting or ()):
             waiting[n] = None  # type: ignore[index]  # freed once it is in the cache
-            take(item, _dim(head))  # type: ignore[arg-type]
+            take(item, dim)  # type: ignore[arg-type]
     if not isinstance(head.get("log", []), list):
         raise StoreError(f"{path} is damaged: 'records' and 'log' must be lists; the file was left untouched")
     return head
