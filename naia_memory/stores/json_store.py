@@ -9,33 +9,32 @@ on close, the snapshot is rewritten with everything and the journal dropped
 bytes of journal). So after ``close()`` the JSON file alone is the whole,
 human-readable memory. Snapshots are atomic: written to a temporary file in
 the same folder, fsync'd, then renamed over the old one (the file's format:
-``json_snapshot``). One process writes a store at a time (``<file>.lock``).
+``json_snapshot``; reading it back: ``json_loading``). One process writes a
+store at a time (``<file>.lock``).
 """
 from __future__ import annotations
 
-import binascii
-import json
 import os
-import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 
 from ..cognition.bm25 import BM25Index
 from ..cognition.graph import EntityGraph
 from ..records import MemoryRecord
-from ..recall.columns import Columns
 from .cache import RecordCache, check_embedder
+from .cached_reads import CachedReads
 from .journal import Batch, Journal
 from . import json_snapshot
-from .json_members import utf8_pieces
-from .json_snapshot import FORMAT, decode_vector, encode_vector
+from .json_snapshot import FORMAT, encode_vector
+from .json_loading import SnapshotLoading
+from .atomic_files import atomic_write_chunks, atomic_write_text, private_copy
 from .lock import FileLock
 from .ann import resolve_hnsw_from
-from .crypto import MAGIC, Sealer, is_encrypted, split
-from .port import SCHEMA_VERSION, RecordFilter, StoreError, kind_tag, kind_tags, scrub_entry
+from .crypto import Sealer
+from .port import SCHEMA_VERSION, StoreError, kind_tag, scrub_entry
 
 DEFAULT_PATH = Path("~/.naia/memory/naia-memory.json")
 MIN_COMPACT_BYTES = 1 << 20  # below this a journal is never worth folding in early
@@ -45,55 +44,7 @@ def default_path() -> Path:
     return DEFAULT_PATH.expanduser()
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_chunks(path, [text.encode("utf-8")])
-
-
-def atomic_write_chunks(path: Path, chunks: Iterable[bytes]) -> int:
-    """Write ``chunks`` to ``path`` atomically (temp file, fsync, rename,
-    fsync of the folder); returns the bytes written. The chunks are consumed
-    as they are written, so a caller that produces them one record at a time
-    never holds the whole file in memory."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    size = 0
-    try:
-        with os.fdopen(fd, "wb", buffering=1 << 18) as f:
-            for chunk in chunks:
-                f.write(chunk)
-                size += len(chunk)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    try:  # make the rename itself durable
-        dfd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except OSError:  # pragma: no cover - some filesystems refuse directory fsync
-        pass
-    return size
-
-
-def private_copy(src: str, dest: str) -> None:
-    """Copy ``src`` to ``dest`` readable by the user only (0600): a backup
-    holds everything the store does."""
-    import shutil
-
-    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(fd, 0o600)  # an existing file keeps its mode through O_CREAT
-    with os.fdopen(fd, "wb") as out, open(src, "rb") as f:
-        shutil.copyfileobj(f, out)
-        out.flush()
-        os.fsync(out.fileno())
-
-
-class LocalStore:
+class LocalStore(SnapshotLoading, CachedReads):
     """JSON-file store. ``path=None`` keeps everything in memory (experiments)."""
 
     def __init__(self, path: str | os.PathLike | None = ..., *, autosave: bool = True, vector_index: str = "auto",
@@ -153,101 +104,6 @@ class LocalStore:
         return str(self._journal.path) if self._journal is not None else None
 
     # ---- persistence -------------------------------------------------
-    def _load(self, path: Path, passphrase: str | None) -> None:
-        with open(path, "rb") as f:
-            encrypted = is_encrypted(f.read(len(MAGIC)))
-        data: bytes | None = None
-        if encrypted:
-            if passphrase is None:
-                raise StoreError(f"{path} is encrypted; open it with passphrase=")
-            head, body = split(path.read_bytes())
-            self._sealer = Sealer.from_header(head, passphrase, str(path))
-            data = self._sealer.open(body, b"snapshot", str(path))
-        elif passphrase is not None:
-            raise StoreError(f"{path} is not encrypted; open it without a passphrase (an encrypted copy: "
-                             "MemorySystem.backup(path=..., passphrase=...))")
-        size, sealed, records = json_snapshot.scan(path, data)
-        try:
-            if data is not None:
-                self._load_text(path, utf8_pieces(data), size, sealed, records)
-            else:
-                with open(path, "rb") as f:
-                    self._load_text(path, utf8_pieces(f), size, sealed, records)
-        except StoreError:
-            raise
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise StoreError(f"{path} is not valid JSON ({e}); the file was left untouched") from e
-        except (KeyError, TypeError, ValueError, AttributeError, binascii.Error) as e:  # a damaged file without a checksum
-            raise StoreError(f"{path} is damaged ({type(e).__name__}: {e}); the file was left untouched") from e
-
-    def _load_text(self, path: Path, text: Iterable[str], size: int, sealed: bool, records: int) -> None:
-        """Each record goes into the cache as it is parsed (``json_snapshot.read``)."""
-        head = json_snapshot.read(path, text, sealed, records, start=self._cache.reset_vectors,
-                                  take=lambda item, dim: self._take(path, item, dim))
-        self._meta = {k: v for k, v in head.items() if k not in ("graph", "log", "journal_seq", "saved_at")}
-        self._seq = int(head.get("journal_seq", 0))
-        self._snapshot_bytes = size
-        self.graph = EntityGraph.from_json(head.get("graph", []))
-        self._log = list(head.get("log", []))
-        self._log_written = len(self._log)
-        self._rewrite = False
-
-    def _take(self, path: Path, item: Any, dim: int | None) -> None:
-        vec = item.pop("embedding", None)
-        rec = MemoryRecord.from_json(item)
-        if vec is None or dim is None:
-            raise StoreError(f"{path}: record {rec.id} has no embedding or the store has no embedder entry")
-        try:
-            v = decode_vector(vec, dim)
-        except StoreError as e:
-            raise StoreError(f"{path} is damaged: record {rec.id}: {e}; the file was left untouched") from None
-        self._cache.add(rec, v)
-        self._bm25.add(rec.id, rec.tokens, kind_tag(rec.kind))
-
-    def _replay(self, batches: Iterable[Batch]) -> None:
-        """Apply the journal's commits newer than the snapshot."""
-        for batch in batches:
-            if batch.seq <= self._seq:
-                continue  # already in the snapshot (crash between rename and truncate)
-            for op in batch.ops:
-                self._apply(op)
-            self._seq = batch.seq
-        self.graph.changed.clear()
-        self._log_written = len(self._log)
-        self._changed.clear()
-
-    def _apply(self, op: dict[str, Any]) -> None:
-        kind = op.get("op")
-        if kind == "meta":
-            self._meta = dict(op["meta"])
-            dim = (self._meta.get("embedder") or {}).get("dim") or 0
-            if self._cache.dim != dim:
-                self._cache.reset_vectors(len(self._cache), dim)
-        elif kind == "put":
-            item = dict(op["record"])
-            vec = item.pop("embedding", None)
-            rec = MemoryRecord.from_json(item)
-            dim = (self._meta.get("embedder") or {}).get("dim")
-            if rec.id in self._cache.records:
-                self._cache.replace(rec)
-                if vec is not None:
-                    self._cache.set_vector(rec.id, decode_vector(vec, dim))
-            else:
-                if vec is None:
-                    raise StoreError(f"{self.journal_path}: new record {rec.id} has no embedding")
-                self._cache.add(rec, decode_vector(vec, dim))
-            self._bm25.add(rec.id, rec.tokens, kind_tag(rec.kind))
-        elif kind == "delete":
-            if op["id"] in self._cache.records:
-                self._cache.remove(op["id"])
-                self._bm25.remove(op["id"])
-        elif kind == "edges":
-            self.graph.set_weights(op["rows"])
-        elif kind == "log":
-            self._log.extend(op["entries"])
-        else:
-            raise StoreError(f"{self.journal_path}: unknown operation {kind!r}")
-
     def _snapshot(self) -> str:
         """The whole snapshot as one string (an encrypted store seals it whole; backups)."""
         return b"".join(self._snapshot_chunks()).decode("utf-8")
@@ -375,38 +231,12 @@ class LocalStore:
         self._cache.set_vector(record_id, embedding)
         self._changed[record_id] = True
 
-    def get(self, record_id: str) -> MemoryRecord | None:
-        return self._cache.records.get(record_id)
-
     def delete(self, record_id: str) -> None:
         if record_id not in self._cache.records:
             return
         self._cache.remove(record_id)
         self._bm25.remove(record_id)
         self._changed[record_id] = False
-
-    def records(self, flt: RecordFilter | None = None) -> Iterator[MemoryRecord]:
-        return self._cache.iter(flt)
-
-    def __len__(self) -> int:
-        return len(self._cache)
-
-    def embeddings(self, ids: Sequence[str]) -> np.ndarray:
-        return self._cache.embeddings(ids)
-
-    # ---- search ---------------------------------------------------------
-    def candidate_columns(self, ids: Sequence[str]) -> Columns:
-        """What the recall stages read of these records, gathered from the cache's columns."""
-        return self._cache.candidate_columns(ids)
-
-    def vector_top_k(self, query: np.ndarray, k: int, flt: RecordFilter) -> list[tuple[str, float]]:
-        return self._cache.vector_top_k(query, k, flt)
-
-    def vector_top_k_many(self, queries: np.ndarray, k: int, flt: RecordFilter) -> list[list[tuple[str, float]]]:
-        return self._cache.vector_top_k_many(queries, k, flt)
-
-    def keyword_top_k(self, tokens: Sequence[str], k: int, flt: RecordFilter) -> list[tuple[str, float]]:
-        return self._bm25.ranked(tokens, lambda i: flt.matches(self._cache.records[i]), k, kind_tags(flt))
 
     def backup_to(self, dest: str, passphrase: str | None = None) -> None:
         """A copy of the store at ``dest`` (0600). With ``passphrase`` the

@@ -13,7 +13,9 @@ busy timeout), so committing costs O(change), not a rewrite of the file.
   blobs (AIDA's approach; exact cosine, one matrix product); ``"sqlite-vec"``
   asks a vec0 table for the nearest rows. The latency experiment measures
   both.
-- Schema migrations by version number (``meta.schema_version``).
+- Schema migrations by version number (``meta.schema_version``); the file's
+  schema, opening checks and field sealing are in ``sqlite_file``, the reads
+  shared with the JSON store in ``cached_reads``.
 - The stock ``sqlite3`` module of many Pythons cannot load extensions; this
   store uses ``apsw``, which can.
 """
@@ -22,66 +24,22 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
 from ..cognition.bm25 import BM25Index
 from ..cognition.graph import EntityGraph
 from ..records import MemoryRecord
-from ..recall.columns import Columns
 from .cache import RecordCache, check_embedder
+from .cached_reads import CachedReads
 from .crypto import Sealer
-from .port import IdTakenError, RecordFilter, StoreError, kind_tag, kind_tags, scrub_entry
-
-SQLITE_SCHEMA_VERSION = 1
-VECTOR_INDEXES = ("matrix", "sqlite-vec")
-
-
-def _v1(db, dim: int | None) -> None:
-    db.execute("""
-        CREATE TABLE IF NOT EXISTS memories (
-            rowid INTEGER PRIMARY KEY,
-            id TEXT NOT NULL UNIQUE,
-            kind TEXT NOT NULL, project TEXT NOT NULL, status TEXT NOT NULL,
-            created_at TEXT NOT NULL, valid_from TEXT, valid_to TEXT,
-            ntokens INTEGER NOT NULL,
-            record TEXT NOT NULL,
-            embedding BLOB NOT NULL
-        );
-        CREATE INDEX IF NOT EXISTS memories_scope ON memories(project, status, kind);
-        CREATE INDEX IF NOT EXISTS memories_validity ON memories(valid_from, valid_to);
-        CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(tokens, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 0');
-        CREATE VIRTUAL TABLE IF NOT EXISTS memories_vocab USING fts5vocab(memories_fts, 'row');
-        CREATE VIRTUAL TABLE IF NOT EXISTS memories_inst USING fts5vocab(memories_fts, 'instance');
-        CREATE TABLE IF NOT EXISTS edges (a TEXT NOT NULL, b TEXT NOT NULL, w REAL NOT NULL, PRIMARY KEY (a, b));
-        CREATE TABLE IF NOT EXISTS log (seq INTEGER PRIMARY KEY, entry TEXT NOT NULL);
-    """)
+from .port import IdTakenError, RecordFilter, StoreError, kind_tag, scrub_entry
+from .sqlite_file import (VECTOR_INDEXES, Fields, create_private, fts_text, meta_get, migrate, open_connection,
+                          vec_top_k)
 
 
-MIGRATIONS: dict[int, Callable] = {1: _v1}
-
-
-def _term(token: str) -> str:
-    """Morphemes go into FTS5 hex-encoded: exactly one FTS5 token each, whatever
-    punctuation or script they hold, so FTS5 never re-tokenizes the engine's
-    tokens ("i'm" would otherwise become "i" and "m")."""
-    return token.encode("utf-8").hex()
-
-
-def _fts_text(tokens: Sequence[str]) -> str:
-    return " ".join(_term(t) for t in tokens)
-
-
-def _create_private(path: str) -> None:
-    """Create ``path`` readable by the user only (0600) if it does not exist."""
-    try:
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-    except FileExistsError:
-        pass
-
-
-class SqliteStore:
+class SqliteStore(CachedReads):
     def __init__(self, path: str | os.PathLike, *, vector_index: str = "matrix", autosave: bool = True,
                  busy_timeout_ms: int = 5000, passphrase: str | None = None):
         """``passphrase``: field-level encryption (``stores/crypto.py``): each
@@ -90,9 +48,6 @@ class SqliteStore:
         words). Ids, kinds, projects, statuses and times stay readable so the
         file keeps its indexes. sqlite-vec needs plaintext vectors, so the two
         do not combine."""
-        import apsw
-        import sqlite_vec
-
         if vector_index not in VECTOR_INDEXES:
             raise ValueError(f"vector_index must be one of {VECTOR_INDEXES}, got {vector_index!r}")
         if passphrase is not None and vector_index == "sqlite-vec":
@@ -102,28 +57,7 @@ class SqliteStore:
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self.autosave = autosave
         self.vector_index = vector_index
-        _create_private(self.path)  # SQLite gives its -wal and -shm files the database file's mode
-        self.db = apsw.Connection(self.path)
-        self.db.enable_load_extension(True)
-        self.db.load_extension(sqlite_vec.loadable_path())
-        self.db.enable_load_extension(False)
-        self.db.setbusytimeout(busy_timeout_ms)
-        # secure_delete: a forgotten memory's text is overwritten in the file, not left in free pages
-        # one statement each, results read: apsw runs a multi-statement string
-        # lazily, so a pragma after one that returns a row never ran
-        try:
-            for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON", "secure_delete=ON"):
-                list(self.db.execute(f"PRAGMA {pragma}"))
-            check = [r[0] for r in self.db.execute("PRAGMA quick_check")]  # integrity, O(file), on every open
-        except apsw.Error as e:
-            self.db.close()
-            raise StoreError(f"{self.path} is not a readable SQLite store ({type(e).__name__}: {e}); "
-                             "the file was left untouched") from e
-        if check != ["ok"]:
-            self.db.close()
-            raise StoreError(f"{self.path} is damaged (quick_check: {'; '.join(map(str, check[:3]))}); "
-                             "the file was left untouched (restore a backup)")
-        self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        self.db = open_connection(self.path, busy_timeout_ms)
         self._in_txn = False
         self._cache = RecordCache()
         self._rowid: dict[str, int] = {}
@@ -133,9 +67,10 @@ class SqliteStore:
         # Python (and rebuilt a rowid map), O(store) per query, and encode queries it
         # for surprise. FTS5 stays as the on-disk index other tools can read.
         self._bm25 = BM25Index()
-        self._migrate()
+        migrate(self.db, self.path)
         self._sealer: Sealer | None = None
         self._open_sealer(passphrase)
+        self._fields = Fields(self._sealer, self.path)
         self._seen_version = self._data_version()  # before the read: a commit landing during it is caught up next call
         self._load()
 
@@ -154,23 +89,9 @@ class SqliteStore:
                 self.db.execute("INSERT INTO meta(key, value) VALUES ('encryption', ?)",
                                 (json.dumps(self._sealer.header.decode("utf-8")),))
 
-    def _seal_text(self, text: str, purpose: bytes) -> str:
-        return text if self._sealer is None else self._sealer.seal(text.encode("utf-8"), purpose).decode("ascii")
-
-    def _open_text(self, text: str, purpose: bytes) -> str:
-        return text if self._sealer is None else self._sealer.open(text.encode("ascii"), purpose, self.path).decode("utf-8")
-
-    def _seal_vec(self, vec: np.ndarray) -> bytes:
-        raw = np.asarray(vec, dtype="<f4").tobytes()
-        return raw if self._sealer is None else self._sealer.seal(raw, b"vector")
-
-    def _open_vec(self, blob: bytes) -> np.ndarray:
-        raw = blob if self._sealer is None else self._sealer.open(blob, b"vector", self.path)
-        return np.frombuffer(raw, dtype="<f4")
-
     def _fts_put(self, rowid: int, tokens: Sequence[str]) -> None:
         if self._sealer is None:  # an encrypted store writes no terms: they are the words
-            self.db.execute("INSERT INTO memories_fts(rowid, tokens) VALUES (?, ?)", (rowid, _fts_text(tokens)))
+            self.db.execute("INSERT INTO memories_fts(rowid, tokens) VALUES (?, ?)", (rowid, fts_text(tokens)))
 
     def _fts_drop(self, rowid: int) -> None:
         if self._sealer is None:
@@ -178,24 +99,12 @@ class SqliteStore:
 
     # ---- schema ---------------------------------------------------------------
     def _meta_get(self, key: str) -> Any:
-        row = list(self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)))
-        return json.loads(row[0][0]) if row else None
+        return meta_get(self.db, key)
 
     def _meta_set(self, key: str, value: Any) -> None:
         self._begin()
         self.db.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                         (key, json.dumps(value)))
-
-    def _migrate(self) -> None:
-        version = self._meta_get("schema_version") or 0
-        if version > SQLITE_SCHEMA_VERSION:
-            raise StoreError(f"{self.path} has schema {version}, newer than this library ({SQLITE_SCHEMA_VERSION})")
-        emb = self._meta_get("embedder")
-        with self.db:
-            for v in range(version + 1, SQLITE_SCHEMA_VERSION + 1):
-                MIGRATIONS[v](self.db, emb["dim"] if emb else None)
-                self.db.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
-                                "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (json.dumps(v),))
 
     def _ensure_vec_table(self, dim: int) -> None:
         if self.vector_index == "sqlite-vec":
@@ -207,8 +116,8 @@ class SqliteStore:
         rows = list(self.db.execute("SELECT rowid, record, embedding FROM memories ORDER BY rowid"))
         self._cache.reset_vectors(len(rows), dim)
         for rowid, rec_json, blob in rows:
-            rec = MemoryRecord.from_json(json.loads(self._open_text(rec_json, b"record")))
-            vec = self._open_vec(blob)
+            rec = MemoryRecord.from_json(json.loads(self._fields.open_text(rec_json, b"record")))
+            vec = self._fields.open_vec(blob)
             if vec.shape != (dim,):
                 raise StoreError(f"{self.path}: record {rec.id} has a {vec.shape[0]}-d vector, store is {dim}-d")
             self._cache.add(rec, vec)
@@ -225,7 +134,7 @@ class SqliteStore:
                         self.db.execute("INSERT INTO memories_vec(rowid, embedding) SELECT rowid, embedding FROM memories")
         if self._sealer is not None:
             sealed = self._meta_get("graph_sealed")
-            self.graph = EntityGraph.from_json(json.loads(self._open_text(sealed, b"graph")) if sealed else [])
+            self.graph = EntityGraph.from_json(json.loads(self._fields.open_text(sealed, b"graph")) if sealed else [])
         else:
             self.graph = EntityGraph.from_json([[a, b, w] for a, b, w in self.db.execute("SELECT a, b, w FROM edges")])
 
@@ -242,7 +151,7 @@ class SqliteStore:
         changed = self.graph.take_changes()  # O(changed edges), not a scan of the graph
         try:
             if changed and self._sealer is not None:  # the words of the graph are sealed as one blob
-                self._meta_set("graph_sealed", self._seal_text(json.dumps(self.graph.to_json(), ensure_ascii=False), b"graph"))
+                self._meta_set("graph_sealed", self._fields.seal_text(json.dumps(self.graph.to_json(), ensure_ascii=False), b"graph"))
                 changed = []
             kept = [row for row in changed if row[2] is not None]
             gone = [(a, b) for a, b, w in changed if w is None]  # taken back by a forget
@@ -297,7 +206,7 @@ class SqliteStore:
     def _row_values(self, r: MemoryRecord) -> tuple:
         return (r.id, r.kind.value, r.project, r.status, r.created_at.isoformat(),
                 r.valid_from.isoformat() if r.valid_from else None, r.valid_to.isoformat() if r.valid_to else None,
-                len(r.tokens), self._seal_text(json.dumps(r.to_json(), ensure_ascii=False), b"record"))
+                len(r.tokens), self._fields.seal_text(json.dumps(r.to_json(), ensure_ascii=False), b"record"))
 
     def put(self, record: MemoryRecord, embedding: np.ndarray) -> None:
         import apsw
@@ -308,7 +217,7 @@ class SqliteStore:
         self._begin()
         try:
             self.db.execute("INSERT INTO memories(id, kind, project, status, created_at, valid_from, valid_to, ntokens, record, embedding) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*self._row_values(record), self._seal_vec(vec)))
+                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*self._row_values(record), self._fields.seal_vec(vec)))
         except apsw.ConstraintError as e:  # the id is taken in the file: another process wrote it since we read
             self._cache.remove(record.id)
             if opened:  # nothing else is in this transaction: end it, so no write lock is left held
@@ -341,14 +250,11 @@ class SqliteStore:
         vec = np.asarray(embedding, dtype="<f4").reshape(-1)
         self._cache.set_vector(record_id, vec)
         self._begin()
-        self.db.execute("UPDATE memories SET embedding = ? WHERE id = ?", (self._seal_vec(vec), record_id))
+        self.db.execute("UPDATE memories SET embedding = ? WHERE id = ?", (self._fields.seal_vec(vec), record_id))
         if self.vector_index == "sqlite-vec":
             rowid = self._rowid[record_id]
             self.db.execute("DELETE FROM memories_vec WHERE rowid = ?", (rowid,))
             self.db.execute("INSERT INTO memories_vec(rowid, embedding) VALUES (?, ?)", (rowid, vec.tobytes()))
-
-    def get(self, record_id: str) -> MemoryRecord | None:
-        return self._cache.records.get(record_id)
 
     def delete(self, record_id: str) -> None:
         rowid = self._rowid.pop(record_id, None)
@@ -363,47 +269,16 @@ class SqliteStore:
         if self.vector_index == "sqlite-vec":
             self.db.execute("DELETE FROM memories_vec WHERE rowid = ?", (rowid,))
 
-    def records(self, flt: RecordFilter | None = None) -> Iterator[MemoryRecord]:
-        return self._cache.iter(flt)
-
-    def __len__(self) -> int:
-        return len(self._cache)
-
-    def embeddings(self, ids: Sequence[str]) -> np.ndarray:
-        return self._cache.embeddings(ids)
-
     # ---- search -------------------------------------------------------------------------
     def vector_top_k_many(self, queries: np.ndarray, k: int, flt: RecordFilter) -> list[list[tuple[str, float]]]:
         if self.vector_index == "matrix":
-            return self._cache.vector_top_k_many(queries, k, flt)
+            return super().vector_top_k_many(queries, k, flt)
         return [self.vector_top_k(q, k, flt) for q in np.asarray(queries)]
 
     def vector_top_k(self, query: np.ndarray, k: int, flt: RecordFilter) -> list[tuple[str, float]]:
         if self.vector_index == "matrix":
-            return self._cache.vector_top_k(query, k, flt)
-        n = len(self._cache)
-        if n == 0 or k <= 0:
-            return []
-        by_rowid = self._by_rowid
-        q = np.asarray(query, dtype="<f4")
-        width = min(n, max(4 * k, 64))
-        while True:
-            rows = self.db.execute("SELECT rowid FROM memories_vec WHERE embedding MATCH ? AND k = ?", (q.tobytes(), width))
-            ids = [i for (rid,) in rows if flt.matches(self._cache.records[i := by_rowid[rid]])]
-            # vec0 picks the candidates; scores are recomputed from the same float32
-            # vectors as the matrix path, so ties break on id identically
-            sims = self._cache.embeddings(ids) @ q if ids else []
-            hits = sorted(zip(ids, map(float, sims)), key=lambda x: (-x[1], x[0]))[:k]
-            if len(hits) == k or width >= n:
-                return hits
-            width = min(n, width * 4)
-
-    def candidate_columns(self, ids: Sequence[str]) -> Columns:
-        """What the recall stages read of these records, gathered from the cache's columns."""
-        return self._cache.candidate_columns(ids)
-
-    def keyword_top_k(self, tokens: Sequence[str], k: int, flt: RecordFilter) -> list[tuple[str, float]]:
-        return self._bm25.ranked(tokens, lambda i: flt.matches(self._cache.records[i]), k, kind_tags(flt))
+            return super().vector_top_k(query, k, flt)
+        return vec_top_k(self.db, query, k, flt, self._by_rowid, self._cache.records, self._cache.embeddings)
 
     def note_backup(self, dest: str, sealed_separately: bool) -> None:
         """Remember a backup this store wrote, so a forget can reach it too."""
@@ -418,7 +293,7 @@ class SqliteStore:
         import apsw
 
         self.commit()
-        _create_private(dest)
+        create_private(dest)
         target = apsw.Connection(dest)
         try:
             with target.backup("main", self.db, "main") as b:
@@ -428,20 +303,20 @@ class SqliteStore:
 
     # ---- audit log ---------------------------------------------------------------------
     def append_log(self, entries: Iterable[dict[str, Any]]) -> None:
-        rows = [(self._seal_text(json.dumps(e, ensure_ascii=False, default=str), b"log"),) for e in entries]
+        rows = [(self._fields.seal_text(json.dumps(e, ensure_ascii=False, default=str), b"log"),) for e in entries]
         if rows:
             self._begin()
             self.db.executemany("INSERT INTO log(entry) VALUES (?)", rows)
 
     def log(self) -> list[dict[str, Any]]:
-        return [json.loads(self._open_text(e, b"log")) for (e,) in self.db.execute("SELECT entry FROM log ORDER BY seq")]
+        return [json.loads(self._fields.open_text(e, b"log")) for (e,) in self.db.execute("SELECT entry FROM log ORDER BY seq")]
 
     def scrub_log(self, forgotten: set[str]) -> int:
         rows = []
         for seq, e in self.db.execute("SELECT seq, entry FROM log ORDER BY seq"):
-            clean = scrub_entry(json.loads(self._open_text(e, b"log")), forgotten)
+            clean = scrub_entry(json.loads(self._fields.open_text(e, b"log")), forgotten)
             if clean is not None:
-                rows.append((self._seal_text(json.dumps(clean, ensure_ascii=False, default=str), b"log"), seq))
+                rows.append((self._fields.seal_text(json.dumps(clean, ensure_ascii=False, default=str), b"log"), seq))
         if rows:
             self._begin()
             self.db.executemany("UPDATE log SET entry = ? WHERE seq = ?", rows)
