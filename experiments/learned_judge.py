@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -41,7 +41,7 @@ from naia_memory.cognition.contradiction import attribute
 from naia_memory.cognition.updates import _shares
 from naia_memory.llm.contradiction_filter import FactView, StatementContradictionFilter
 
-from .replay_updates import DEFAULT_DIR, Trace, load, path_for
+from .replay_updates import DEFAULT_DIR, Trace, load, path_for, replay
 
 # the readings of a sentence the head sees (``statements.Reading``'s flags)
 FLAGS = ("negated", "past", "plan", "change", "switch", "episodic", "renewal", "ending", "additive", "still",
@@ -196,8 +196,38 @@ def _either(rule: dict[str, tuple[bool, str | None]], head: dict[str, tuple[bool
     return {cid: info.rule if info.rule[0] else head.get(cid, (False, None)) for cid, info in cases.items()}
 
 
+def head_picks(traces: Sequence[Trace], pairs: Sequence[Pair], probs: np.ndarray, floor: float) -> list[Trace]:
+    """The captured calls with only the fact the head finds most probable shown
+    to the rules (none when its probability is under ``floor``, or the call was
+    gated): the head chooses what the statement is about, the rules decide what
+    it does to it."""
+    best: dict[str, tuple[float, str]] = {}
+    for pair, p in zip(pairs, probs):
+        if pair.case_id not in best or p > best[pair.case_id][0]:
+            best[pair.case_id] = (float(p), pair.fact_id)
+    out = []
+    for t in traces:
+        p, fid = best.get(t.row["case_id"], (-1.0, None))
+        keep = fid if p >= floor else None
+        out.append(Trace(t.row, tuple(replace(c, existing=tuple(f for f in c.existing if f.id == keep)) for c in t.calls)))
+    return out
+
+
+def labelled_picks(traces: Sequence[Trace]) -> list[Trace]:
+    """The calls with only the labelled fact shown where a case names one (an
+    update or an ending): how much of what the rules miss is choosing the fact.
+    A bound that reads the labels, so for the dev part only."""
+    return [Trace(t.row, tuple(replace(c, existing=tuple(f for f in c.existing if f.id == t.row["target_id"]))
+                               for c in t.calls)) if t.row["target_id"] is not None else t for t in traces]
+
+
+def _rules_on(traces: Sequence[Trace], judge: StatementContradictionFilter) -> dict[str, tuple[bool, str | None]]:
+    rows = replay(traces, judge.weights, judge=judge)
+    return {r["case_id"]: (r["predicted"] != "keep", r["predicted_target"]) for r in rows}
+
+
 def run(captures: Path, C: float, threshold: float, either_threshold: float, pads: Sequence[int] = (0, 10),
-        embed: Callable[[list[str]], np.ndarray] | None = None) -> dict[str, Any]:
+        embed: Callable[[list[str]], np.ndarray] | None = None, floor: float = 0.2) -> dict[str, Any]:
     from naia_memory.cognition.tokenize import KiwiTokenizer
 
     judge = StatementContradictionFilter(KiwiTokenizer())
@@ -213,7 +243,8 @@ def run(captures: Path, C: float, threshold: float, either_threshold: float, pad
     dev_pairs = [p for pad in pads for p in built[("dev", pad)][0]]
     head = fit_logistic(np.stack([p.x for p in dev_pairs]), np.array([p.label for p in dev_pairs], dtype=float), C)
     lobo = leave_one_batch_out(dev_pairs, C)
-    out: dict[str, Any] = {"C": C, "threshold": threshold, "either_threshold": either_threshold, "pads": list(pads),
+    out: dict[str, Any] = {"C": C, "threshold": threshold, "either_threshold": either_threshold, "floor": floor,
+                           "pads": list(pads),
                            "rows": []}
     offset = 0
     for pad in pads:  # dev pairs of each pad, in the order ``dev_pairs`` holds them
@@ -226,6 +257,10 @@ def run(captures: Path, C: float, threshold: float, either_threshold: float, pad
             {"split": "dev", "pad": pad, "judge": "head, batch left out", **score(decide(pairs, probs, threshold), cases)},
             {"split": "dev", "pad": pad, "judge": "rules or head, batch left out",
              **score(_either(rule, decide(pairs, probs, either_threshold), cases), cases)},
+            {"split": "dev", "pad": pad, "judge": "head picks, rules decide, b.l.o.",
+             **score(_rules_on(head_picks(traces[("dev", pad)], pairs, probs, floor), judge), cases)},
+            {"split": "dev", "pad": pad, "judge": "rules shown the labelled fact",
+             **score(_rules_on(labelled_picks(traces[("dev", pad)]), judge), cases)},
         ]
     for pad in pads:
         pairs, cases = built[("test", pad)]
@@ -236,6 +271,8 @@ def run(captures: Path, C: float, threshold: float, either_threshold: float, pad
             {"split": "test", "pad": pad, "judge": "head (trained on dev)", **score(decide(pairs, probs, threshold), cases)},
             {"split": "test", "pad": pad, "judge": "rules or head",
              **score(_either(rule, decide(pairs, probs, either_threshold), cases), cases)},
+            {"split": "test", "pad": pad, "judge": "head picks, rules decide",
+             **score(_rules_on(head_picks(traces[("test", pad)], pairs, probs, floor), judge), cases)},
         ]
     return out
 
@@ -247,14 +284,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--threshold", type=float, default=0.5, help="the head alone changes a fact from this probability")
     ap.add_argument("--either-threshold", type=float, default=0.7,
                     help="with the rules: the head adds a change the rules missed from this probability")
+    ap.add_argument("--floor", type=float, default=0.2,
+                    help="head picks, rules decide: no fact is shown under this probability")
     ap.add_argument("--out", type=Path, default=Path("results/learned-judge/learned-judge.json"))
     a = ap.parse_args(argv)
-    result = run(a.captures, a.C, a.threshold, a.either_threshold)
+    result = run(a.captures, a.C, a.threshold, a.either_threshold, floor=a.floor)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(result, indent=1), encoding="utf-8")
-    print(f"{'split':5} {'pad':>3}  {'judge':32} {'P':>6} {'R':>6} {'FPR':>6} {'n':>5}")
+    print(f"{'split':5} {'pad':>3}  {'judge':34} {'P':>6} {'R':>6} {'FPR':>6} {'n':>5}")
     for r in result["rows"]:
-        print(f"{r['split']:5} {r['pad']:>3}  {r['judge']:32} {r['precision']:6.3f} {r['recall']:6.3f} {r['fpr']:6.3f} {r['n']:5}")
+        print(f"{r['split']:5} {r['pad']:>3}  {r['judge']:34} {r['precision']:6.3f} {r['recall']:6.3f} {r['fpr']:6.3f} {r['n']:5}")
     print(f"-> {a.out}")
 
 

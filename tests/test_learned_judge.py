@@ -110,3 +110,29 @@ def test_run_reports_dev_and_test_rows(traces, emb, tmp_path):
     rules = [r for r in out["rows"] if r["judge"].startswith("rules") and " or " not in r["judge"]]
     assert rules[0]["recall"] == rules[1]["recall"]  # the same capture under both names: the rules agree
     assert all(0.0 <= r[k] <= 1.0 for r in out["rows"] for k in ("precision", "recall", "fpr"))
+
+
+def test_head_picks_shows_the_rules_only_the_chosen_fact(traces, built):
+    pairs, _ = built
+    probs = np.linspace(0.0, 1.0, len(pairs))
+    picked = lj.head_picks(traces, pairs, probs, floor=0.0)
+    chosen = lj.decide(pairs, probs, 0.0)
+    for before, after in zip(traces, picked):
+        cid = before.row["case_id"]
+        for c in after.calls:
+            if cid in chosen:
+                assert [f.id for f in c.existing] == [x.id for x in c.existing if x.id == chosen[cid][1]]
+                assert len(c.existing) <= 1
+            else:  # gated: the rules see no fact, so nothing can change
+                assert c.existing == ()
+    shut = lj.head_picks(traces, pairs, probs, floor=2.0)
+    assert all(c.existing == () for t in shut for c in t.calls)
+
+
+def test_the_labelled_bound_shows_only_the_target_and_leaves_keeps_alone(traces):
+    bound = lj.labelled_picks(traces)
+    for before, after in zip(traces, bound):
+        if before.row["target_id"] is None:
+            assert after is before
+        else:
+            assert all({f.id for f in c.existing} <= {before.row["target_id"]} for c in after.calls)
