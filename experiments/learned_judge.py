@@ -259,6 +259,26 @@ def _rules_on(traces: Sequence[Trace], judge: StatementContradictionFilter) -> d
     return {r["case_id"]: (r["predicted"] != "keep", r["predicted_target"]) for r in rows}
 
 
+def _compare(split: str, pad: int, traces: Sequence[Trace], pairs: Sequence[Pair], cases: dict[str, CaseInfo],
+             probs: np.ndarray, topic: np.ndarray, judge: StatementContradictionFilter,
+             settings: Mapping[str, float]) -> list[dict[str, Any]]:
+    """One part's rows: the rules, then each way of using the heads. On dev the
+    heads' probabilities come from leaving each batch out, and the labelled bound
+    is added; the rules are in-sample there (they were written on it)."""
+    dev = split == "dev"
+    rule = {cid: info.rule for cid, info in cases.items()}
+    judged = [
+        ("rules (in-sample)" if dev else "rules", rule),
+        ("head alone", decide(pairs, probs, settings["threshold"])),
+        ("rules or head", _either(rule, decide(pairs, probs, settings["either_threshold"]), cases)),
+        ("head picks, rules decide", _rules_on(head_picks(traces, pairs, probs, settings["floor"]), judge)),
+        ("topic head picks, rules decide", _rules_on(head_picks(traces, pairs, topic, settings["topic_floor"]), judge)),
+    ]
+    if dev:
+        judged.append(("rules shown the labelled fact", _rules_on(labelled_picks(traces), judge)))
+    return [{"split": split, "pad": pad, "judge": name, **score(decisions, cases)} for name, decisions in judged]
+
+
 def run(captures: Path, C: float, threshold: float, either_threshold: float, pads: Sequence[int] = (0, 10),
         embed: Callable[[list[str]], np.ndarray] | None = None, floor: float = 0.2, topic_C: float = 0.03,
         topic_floor: float = 0.35, cases_of: Callable[[str, int], Sequence[Any]] | None = None) -> dict[str, Any]:
@@ -292,42 +312,20 @@ def run(captures: Path, C: float, threshold: float, either_threshold: float, pad
     known = np.array([v is not None for v in topics])
     topic_head = fit_logistic(X[known], np.array([v for v in topics if v is not None], dtype=float), topic_C)
     topic_lobo = leave_one_batch_out(dev_pairs, topic_C, topics)
-    out: dict[str, Any] = {"C": C, "threshold": threshold, "either_threshold": either_threshold, "floor": floor,
-                           "topic_C": topic_C, "topic_floor": topic_floor, "pads": list(pads), "rows": []}
+    settings = {"C": C, "threshold": threshold, "either_threshold": either_threshold, "floor": floor,
+                "topic_C": topic_C, "topic_floor": topic_floor}
+    out: dict[str, Any] = {**settings, "pads": list(pads), "rows": []}
     offset = 0
     for pad in pads:  # dev pairs of each pad, in the order ``dev_pairs`` holds them
         pairs, cases = built[("dev", pad)]
-        probs = lobo[offset: offset + len(pairs)]
-        topic = topic_lobo[offset: offset + len(pairs)]
+        probs, topic = lobo[offset: offset + len(pairs)], topic_lobo[offset: offset + len(pairs)]
         offset += len(pairs)
-        rule = {cid: info.rule for cid, info in cases.items()}
-        out["rows"] += [
-            {"split": "dev", "pad": pad, "judge": "rules (in-sample)", **score(rule, cases)},
-            {"split": "dev", "pad": pad, "judge": "head, batch left out", **score(decide(pairs, probs, threshold), cases)},
-            {"split": "dev", "pad": pad, "judge": "rules or head, batch left out",
-             **score(_either(rule, decide(pairs, probs, either_threshold), cases), cases)},
-            {"split": "dev", "pad": pad, "judge": "head picks, rules decide, b.l.o.",
-             **score(_rules_on(head_picks(traces[("dev", pad)], pairs, probs, floor), judge), cases)},
-            {"split": "dev", "pad": pad, "judge": "topic head picks, rules decide, b.l.o.",
-             **score(_rules_on(head_picks(traces[("dev", pad)], pairs, topic, topic_floor), judge), cases)},
-            {"split": "dev", "pad": pad, "judge": "rules shown the labelled fact",
-             **score(_rules_on(labelled_picks(traces[("dev", pad)]), judge), cases)},
-        ]
+        out["rows"] += _compare("dev", pad, traces[("dev", pad)], pairs, cases, probs, topic, judge, settings)
     for pad in pads:
         pairs, cases = built[("test", pad)]
-        probs = head.predict(np.stack([p.x for p in pairs])) if pairs else np.zeros(0)
-        topic = topic_head.predict(np.stack([p.x for p in pairs])) if pairs else np.zeros(0)
-        rule = {cid: info.rule for cid, info in cases.items()}
-        out["rows"] += [
-            {"split": "test", "pad": pad, "judge": "rules", **score(rule, cases)},
-            {"split": "test", "pad": pad, "judge": "head (trained on dev)", **score(decide(pairs, probs, threshold), cases)},
-            {"split": "test", "pad": pad, "judge": "rules or head",
-             **score(_either(rule, decide(pairs, probs, either_threshold), cases), cases)},
-            {"split": "test", "pad": pad, "judge": "head picks, rules decide",
-             **score(_rules_on(head_picks(traces[("test", pad)], pairs, probs, floor), judge), cases)},
-            {"split": "test", "pad": pad, "judge": "topic head picks, rules decide",
-             **score(_rules_on(head_picks(traces[("test", pad)], pairs, topic, topic_floor), judge), cases)},
-        ]
+        X = np.stack([p.x for p in pairs]) if pairs else np.zeros((0, 1))
+        probs, topic = (head.predict(X), topic_head.predict(X)) if pairs else (np.zeros(0), np.zeros(0))
+        out["rows"] += _compare("test", pad, traces[("test", pad)], pairs, cases, probs, topic, judge, settings)
     return out
 
 

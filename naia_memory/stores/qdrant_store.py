@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 
@@ -22,7 +22,8 @@ from ..cognition.graph import EntityGraph
 from ..contract import MemoryKind
 from ..records import MemoryRecord
 from .cache import RecordCache, check_embedder
-from .port import RecordFilter, StoreError, kind_tag, kind_tags, scrub_entry
+from .cached_reads import CachedReads
+from .port import RecordFilter, StoreError, kind_tag, scrub_entry
 
 _NS = uuid.UUID("5d1f0c3e-8a52-4c1b-9a57-7f0e2b3c4d5e")
 _META_ID, _GRAPH_ID = 1, 2
@@ -32,7 +33,7 @@ def _pid(record_id: str) -> str:
     return str(uuid.uuid5(_NS, record_id))
 
 
-class QdrantStore:
+class QdrantStore(CachedReads):
     def __init__(self, path: str | None = None, *, url: str | None = None, api_key: str | None = None,
                  collection: str = "naia_memory", autosave: bool = True):
         from qdrant_client import QdrantClient, models
@@ -182,9 +183,6 @@ class QdrantStore:
         self._cache.set_vector(record_id, embedding)
         self._stage(self._cache.records[record_id])
 
-    def get(self, record_id: str) -> MemoryRecord | None:
-        return self._cache.records.get(record_id)
-
     def delete(self, record_id: str) -> None:
         if record_id not in self._cache.records:
             return
@@ -192,15 +190,6 @@ class QdrantStore:
         self._bm25.remove(record_id)
         self._pending.pop(record_id, None)
         self._deleted.add(record_id)
-
-    def records(self, flt: RecordFilter | None = None) -> Iterator[MemoryRecord]:
-        return self._cache.iter(flt)
-
-    def __len__(self) -> int:
-        return len(self._cache)
-
-    def embeddings(self, ids: Sequence[str]) -> np.ndarray:
-        return self._cache.embeddings(ids)
 
     # ---- search -------------------------------------------------------------------------
     def _qfilter(self, flt: RecordFilter):
@@ -239,9 +228,6 @@ class QdrantStore:
             if len(cands) >= k or len(res.points) < width:
                 return cands[:k]
             width *= 4
-
-    def keyword_top_k(self, tokens: Sequence[str], k: int, flt: RecordFilter) -> list[tuple[str, float]]:
-        return self._bm25.ranked(tokens, lambda i: flt.matches(self._cache.records[i]), k, kind_tags(flt))
 
     def backup_to(self, dest: str) -> None:
         """Local mode: copy the folder after a flush. A server is backed up with Qdrant's snapshots."""
