@@ -30,7 +30,7 @@ from .contract import (
     Turn,
     as_turn,
 )
-from .embedders.base import Embedder, EmbedderError
+from .embedders.base import Embedder, embed_in_batches
 from .llm.contradiction_filter import ContradictionFilter, HeuristicContradictionFilter, StatementContradictionFilter
 from .llm.extractor import LLMFactExtractor
 from .llm.forget_verifier import ForgetVerifier
@@ -47,7 +47,7 @@ from .memory_index import MemoryIndex
 from .recall.pipeline import RecallPipeline
 from .reflection import Reflector
 from .summaries import TopicSummaries
-from .validate import check_content, check_kinds, check_metadata, check_name, check_query, role_name
+from .validate import check_content, check_kinds, check_metadata, check_name, check_query, check_turns, role_name
 from .records import ACTIVE, ARCHIVED, SUPERSEDED, content_id, ensure_aware
 from .stores.port import IdTakenError, RecordFilter, StoragePort
 
@@ -170,17 +170,7 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
 
     def _embed_many(self, texts: Sequence[str], batch_size: int = 64,
                     progress: Callable[[int, int], None] | None = None) -> np.ndarray:
-        """One embedder call per ``batch_size`` texts (an import, a consolidation batch)."""
-        out = []
-        for b in range(0, len(texts), batch_size):
-            chunk = list(texts[b:b + batch_size])
-            v = self.embedder.embed_passages(chunk)
-            if v.shape != (len(chunk), self.embedder.dim):
-                raise EmbedderError(f"{self.embedder.name} returned {v.shape} for {len(chunk)} texts")
-            out.append(np.asarray(v))
-            if progress:
-                progress(min(b + batch_size, len(texts)), len(texts))
-        return np.concatenate(out) if out else np.zeros((0, self.embedder.dim), dtype=np.float32)
+        return embed_in_batches(self.embedder, texts, batch_size, progress)
 
     def _embed_one(self, text: str) -> np.ndarray:
         return self._embed_many([text])[0]
@@ -242,14 +232,7 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
         commit. Every turn is checked before anything is stored, and a failure
         part-way leaves the memory as it was before the call."""
         check_name(project, "project")
-        items = [as_turn(t) for t in turns]
-        for i, t in enumerate(items):
-            try:
-                check_content(t.content)
-                check_name(t.session, "session", optional=True)
-                check_metadata(t.metadata)
-            except ValueError as e:
-                raise InvalidInput(f"turn {i}: {e}") from None
+        items = check_turns([as_turn(t) for t in turns])
         roles = [_role(t.role) for t in items]
         nows = [ensure_aware(t.now) for t in items]
         if batch_size <= 0:

@@ -62,6 +62,18 @@ def check_metadata(metadata: object) -> dict[str, Any] | None:
     return dict(metadata)
 
 
+def check_turns(items: Sequence[Any]) -> Sequence[Any]:
+    """Every turn of a batch checked before any is stored; the error names the turn."""
+    for i, t in enumerate(items):
+        try:
+            check_content(t.content)
+            check_name(t.session, "session", optional=True)
+            check_metadata(t.metadata)
+        except ValueError as e:
+            raise InvalidInput(f"turn {i}: {e}") from None
+    return items
+
+
 def check_kinds(kinds: object) -> tuple[MemoryKind, ...] | None:
     """None, or a list of kinds (MemoryKind or their names); a bare string is
     refused rather than read letter by letter into no match."""

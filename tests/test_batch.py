@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from naia_memory import LocalStore, MemorySystem, Turn
+from naia_memory.embedders import EmbedderError
 from naia_memory.embedders.hashing import HashingEmbedder
 
 HISTORY = [
@@ -163,3 +164,26 @@ def test_a_batch_embeds_its_candidates_in_one_call(tmp_path, tokenizer, t0):
     batched, decided = run("batched.json", True)
     assert single >= len(said) and batched == 1
     assert decided == decided_alone and any(op == "UPDATE" for op, _ in decided)
+
+
+class _PoisonedEmbedder(HashingEmbedder):
+    """A real hashing embedder whose answer for one text is NaN, as a broken model's can be."""
+
+    def embed_passages(self, texts):
+        v = super().embed_passages(texts)
+        for i, t in enumerate(texts):
+            if "poison" in t:
+                v[i] = np.nan
+        return v
+
+
+def test_a_nan_vector_is_an_embedder_error_and_nothing_is_stored(tmp_path, tokenizer, t0):
+    m = _system(tmp_path / "m.json", tokenizer, embedder=_PoisonedEmbedder())
+    m.encode(content="I adopted a cat named Miso", now=t0)
+    before = len(m.store)
+    with pytest.raises(EmbedderError, match="non-finite"):
+        m.encode(content="this one is poison", now=t0)
+    with pytest.raises(EmbedderError, match="non-finite"):
+        m.encode_many(turns=[{"content": "fine turn"}, {"content": "poison turn"}])
+    assert len(m.store) == before
+    m.close()

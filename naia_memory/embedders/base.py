@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -37,3 +37,17 @@ def check_shape(m: np.ndarray, n: int, dim: int, who: str) -> np.ndarray:
     if not np.isfinite(m).all():
         raise EmbedderError(f"{who} returned non-finite values")
     return m
+
+
+def embed_in_batches(embedder: Embedder, texts: Sequence[str], batch_size: int = 64,
+                     progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+    """One embedder call per ``batch_size`` texts (an import, a consolidation
+    batch), each answer checked before it is used: a wrong shape or a NaN is an
+    ``EmbedderError``, never a memory stored with a broken vector."""
+    out = []
+    for b in range(0, len(texts), batch_size):
+        chunk = list(texts[b:b + batch_size])
+        out.append(check_shape(embedder.embed_passages(chunk), len(chunk), embedder.dim, embedder.name))
+        if progress:
+            progress(min(b + batch_size, len(texts)), len(texts))
+    return np.concatenate(out) if out else np.zeros((0, embedder.dim), dtype=np.float32)
