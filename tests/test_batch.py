@@ -176,6 +176,10 @@ class _PoisonedEmbedder(HashingEmbedder):
                 v[i] = np.nan
         return v
 
+    def embed_query(self, text):
+        v = super().embed_query(text)
+        return v * np.nan if "poison" in text else v
+
 
 def test_a_nan_vector_is_an_embedder_error_and_nothing_is_stored(tmp_path, tokenizer, t0):
     m = _system(tmp_path / "m.json", tokenizer, embedder=_PoisonedEmbedder())
@@ -186,4 +190,7 @@ def test_a_nan_vector_is_an_embedder_error_and_nothing_is_stored(tmp_path, token
     with pytest.raises(EmbedderError, match="non-finite"):
         m.encode_many(turns=[{"content": "fine turn"}, {"content": "poison turn"}])
     assert len(m.store) == before
+    with pytest.raises(EmbedderError, match="non-finite"):
+        m.recall(query="poison cat?", now=t0)
+    assert m.recall(query="cat?", now=t0).hits  # the rest of the memory is as it was
     m.close()

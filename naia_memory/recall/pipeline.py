@@ -23,7 +23,7 @@ from ..cognition.statements import morphemes
 from ..cognition.tokenize import Tokenizer
 from ..config import EngineConfig
 from ..contract import MemoryKind
-from ..embedders.base import Embedder
+from ..embedders.base import Embedder, check_shape
 from ..records import ACTIVE, ARCHIVED, SUMMARY, SUPERSEDED, MemoryRecord
 from ..stores.port import RecordFilter, StoragePort
 from .adjust import AdjustWeights, adjustment_many
@@ -91,6 +91,8 @@ class RecallPipeline:
         if q_vec is None and (cfg.vector or cfg.mmr):
             q_vec = self.embedder.embed_query(query)
             timings["embed_query_ms"] = (time.perf_counter() - t0) * 1e3
+        if q_vec is not None:  # a broken answer is an error, not a ranking of NaNs
+            q_vec = check_shape(np.asarray(q_vec)[None, :], 1, self.embedder.dim, self.embedder.name)[0]
         t1 = time.perf_counter()
         cand_flt = flt
         if cfg.recall_faded and flt.statuses == (ACTIVE,):
