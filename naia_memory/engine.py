@@ -30,7 +30,7 @@ from .contract import (
     Turn,
     as_turn,
 )
-from .embedders.base import Embedder, embed_in_batches
+from .embedders.base import Embedder, check_shape, embed_in_batches
 from .llm.contradiction_filter import ContradictionFilter, HeuristicContradictionFilter, StatementContradictionFilter
 from .llm.extractor import LLMFactExtractor
 from .llm.forget_verifier import ForgetVerifier
@@ -212,15 +212,20 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
                 if text not in made:
                     made[text] = self._embed_one(text)
                 return made[text]
+            def attempt() -> EncodeResult:
+                try:
+                    return self.encoder.encode(content, role_s, session, project, now, metadata, importance, vector)
+                except BaseException:  # a turn not stored is not the next turn's context either
+                    if last is None:
+                        self.encoder.last_turn.pop(key, None)
+                    else:
+                        self.encoder.last_turn[key] = last
+                    raise
             try:
-                result = self.encoder.encode(content, role_s, session, project, now, metadata, importance, vector)
+                result = attempt()
             except IdTakenError:  # another process took this id a moment ago: read what it wrote, take the next
-                if last is None:
-                    self.encoder.last_turn.pop(key, None)
-                else:
-                    self.encoder.last_turn[key] = last
                 self._check_open()
-                result = self.encoder.encode(content, role_s, session, project, now, metadata, importance, vector)
+                result = attempt()
             if result.stored:
                 self._commit()
             return result
@@ -325,8 +330,8 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
         flt = RecordFilter(project=project, kinds=check_kinds(kinds), statuses=(ACTIVE,), created_before=now)
         embed_many = getattr(self.embedder, "embed_queries", None)
         needs_vector = self.config.vector or self.config.mmr
-        if needs_vector and embed_many is not None:
-            vecs = list(embed_many(list(queries)))
+        if needs_vector and embed_many is not None:  # one row per query, or an error: never a query silently dropped
+            vecs = list(check_shape(embed_many(list(queries)), len(queries), self.embedder.dim, self.embedder.name))
         elif needs_vector:
             vecs = [self.embedder.embed_query(q) for q in queries]
         else:

@@ -18,7 +18,7 @@ import numpy as np
 
 from .cognition.decay import retention, retention_many, should_archive
 from .contract import InvalidInput
-from .embedders.base import Embedder
+from .embedders.base import Embedder, embed_in_batches
 from .ownership import locked
 from .recall.context import index_text
 from .records import ACTIVE, ARCHIVED, ensure_aware
@@ -28,6 +28,14 @@ if TYPE_CHECKING:
     from .engine import MemorySystem
 
 log = logging.getLogger("naia_memory")
+
+
+def _reembedded(store: StoragePort, embedder: Embedder, batch_size: int = 64,
+                progress: Callable[[int, int], None] | None = None) -> tuple[list, np.ndarray]:
+    """Every record and its vector under ``embedder``, checked (``embed_in_batches``)."""
+    recs = list(store.records())
+    return recs, embed_in_batches(embedder, [index_text(r.content, r.metadata.get("context")) for r in recs],
+                                  batch_size, progress)
 
 
 class LifecycleControls:
@@ -88,30 +96,42 @@ class LifecycleControls:
 
     @classmethod
     def open_reindexing(cls, path_or_store: str | Path | StoragePort, *, embedder: Embedder, **kwargs: Any) -> "MemorySystem":
-        """Open a store written with another embedder and re-embed everything."""
+        """Open a store written with another embedder and re-embed everything.
+        The new vectors are made and checked before the store is rebound: an
+        embedder that fails leaves the file as it was (and a store opened here
+        closed again)."""
         from .stores.json_store import LocalStore
 
-        store = LocalStore(path_or_store) if isinstance(path_or_store, (str, Path)) else path_or_store
+        opened = isinstance(path_or_store, (str, Path))
+        store = LocalStore(path_or_store) if opened else path_or_store
         stored = store.meta().get("embedder") or {}
-        if stored and (stored.get("name"), stored.get("dim")) != (embedder.name, embedder.dim):
-            store.rebind_embedder(embedder.name, embedder.dim)
-            system = cls(store=store, embedder=embedder, **kwargs)
-            system.reindex(embedder)
-            return system
-        return cls(store=store, embedder=embedder, **kwargs)
+        if not stored or (stored.get("name"), stored.get("dim")) == (embedder.name, embedder.dim):
+            return cls(store=store, embedder=embedder, **kwargs)
+        try:
+            recs, vecs = _reembedded(store, embedder)
+        except BaseException:
+            if opened:
+                store.close()  # nothing changed yet: closing writes nothing
+            raise
+        store.rebind_embedder(embedder.name, embedder.dim)
+        system = cls(store=store, embedder=embedder, **kwargs)
+        system._take_vectors(embedder, recs, vecs)
+        return system
 
     def reindex(self, embedder: Embedder, *, batch_size: int = 64, progress: Callable[[int, int], None] | None = None) -> int:
-        """Re-embed every memory with another embedder (e.g. after a dimension change)."""
+        """Re-embed every memory with another embedder (e.g. after a dimension change).
+        Every vector is made and checked before the store is touched: an embedder
+        that fails part-way, or answers with a wrong shape or a NaN, leaves the
+        memory on its old vectors."""
         with self._lock:
-            recs = list(self.store.records())
+            recs, vecs = _reembedded(self.store, embedder, batch_size, progress)
             self.store.rebind_embedder(embedder.name, embedder.dim)
-            for i in range(0, len(recs), batch_size):
-                chunk = recs[i:i + batch_size]
-                vecs = embedder.embed_passages([index_text(r.content, r.metadata.get("context")) for r in chunk])
-                for r, v in zip(chunk, vecs):
-                    self.store.set_embedding(r.id, v)
-                if progress:
-                    progress(min(i + batch_size, len(recs)), len(recs))
+            return self._take_vectors(embedder, recs, vecs)
+
+    def _take_vectors(self, embedder: Embedder, recs: list, vecs: np.ndarray) -> int:
+        with self._lock:
+            for r, v in zip(recs, vecs):
+                self.store.set_embedding(r.id, v)
             self.embedder = embedder
             self.pipeline.embedder = embedder
             self.hierarchy.dim = embedder.dim  # the trees' centroids were the old embedder's: rebuild them

@@ -194,3 +194,60 @@ def test_a_nan_vector_is_an_embedder_error_and_nothing_is_stored(tmp_path, token
         m.recall(query="poison cat?", now=t0)
     assert m.recall(query="cat?", now=t0).hits  # the rest of the memory is as it was
     m.close()
+
+
+class _OneBadText(HashingEmbedder):
+    """NaN for one exact text, so a later turn that carries it embeds fine."""
+
+    bad = "My bank PIN is 4921, is that safe?"
+
+    def embed_passages(self, texts):
+        v = super().embed_passages(texts)
+        v[[i for i, t in enumerate(texts) if t == self.bad]] = np.nan
+        return v
+
+
+def test_a_turn_refused_for_its_vector_is_not_the_next_turns_context(tmp_path, tokenizer, t0):
+    m = _system(tmp_path / "m.json", tokenizer, embedder=_OneBadText())
+    with pytest.raises(EmbedderError):
+        m.encode(content=_OneBadText.bad, session="s", now=t0)
+    r = m.encode(content="I will change it tomorrow, remember that!", session="s", now=t0 + timedelta(minutes=1))
+    assert r.stored
+    rec = m.store.get(r.id)
+    assert "4921" not in (rec.metadata.get("context") or "") and "4921" not in rec.tokens
+    m.close()
+
+
+class _NanEverywhere(HashingEmbedder):
+    def embed_passages(self, texts):
+        return super().embed_passages(texts) * np.nan
+
+
+def test_a_failed_reindex_leaves_the_memory_on_its_old_vectors(tmp_path, tokenizer, t0):
+    path = tmp_path / "m.json"
+    m = _system(path, tokenizer)
+    m.encode(content="I adopted a cat named Miso", now=t0)
+    before = m.store.embeddings([r.id for r in m.store.records()]).copy()
+    with pytest.raises(EmbedderError, match="non-finite"):
+        m.reindex(_NanEverywhere(dim=64))
+    assert m.store.meta()["embedder"]["dim"] == 256
+    assert np.array_equal(m.store.embeddings([r.id for r in m.store.records()]), before)
+    m.close()
+    with pytest.raises(EmbedderError, match="non-finite"):
+        MemorySystem.open_reindexing(path, embedder=_NanEverywhere(dim=64), tokenizer=tokenizer)
+    again = _system(path, tokenizer)  # the file is as it was, and no lock is left behind
+    assert again.store.meta()["embedder"]["dim"] == 256 and again.recall(query="cat?", now=t0).hits
+    again.close()
+
+
+class _ShortBatch(HashingEmbedder):
+    def embed_queries(self, texts):
+        return np.stack([self.embed_query(t) for t in texts[:-1]])  # one row short
+
+
+def test_recall_many_refuses_a_batch_answer_missing_a_query(tmp_path, tokenizer, t0):
+    m = _system(tmp_path / "m.json", tokenizer, embedder=_ShortBatch())
+    m.encode(content="I adopted a cat named Miso", now=t0)
+    with pytest.raises(EmbedderError, match="shape"):
+        m.recall_many(queries=["cat?", "dog?", "fish?"], now=t0)
+    m.close()
