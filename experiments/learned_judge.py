@@ -67,6 +67,7 @@ class Pair:
     label: int  # 1: the case updates or ends this very fact
     batch: int
     padding: bool = False  # one of the other facts told first, not one of the case's own
+    fact_text: str = ""
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,8 @@ def pairs_of(traces: Sequence[Trace], judge: StatementContradictionFilter, vecto
                                   [float(getattr(old, n)) for n in FLAGS], f.similarity, f.centred,
                                   f.rank_score - runner_up, k == 0, _shares(new, old), len(call.existing))
                 told_first = any(_within(f.content, text) for text in (padding or {}).get(cid, ()))
-                pairs.append(Pair(cid, f.id, x, int(expected != "keep" and f.id == target), t.row["batch"], told_first))
+                pairs.append(Pair(cid, f.id, x, int(expected != "keep" and f.id == target), t.row["batch"], told_first,
+                                  f.content))
         cases[cid] = CaseInfo(expected, target, t.row["batch"],
                               (rule is not None, rule.target_id if rule is not None else None))
     return pairs, cases
@@ -208,9 +210,18 @@ def topic_labels(pairs: Sequence[Pair], cases: Mapping[str, CaseInfo]) -> list[i
     return out
 
 
+def _unseen(pairs: Sequence[Pair], held: Sequence[Pair]) -> np.ndarray:
+    """Training pairs that do not show a fact told first in ``held``: every
+    case of a part draws its facts told first from one pool, so without this a
+    batch left out would be scored on distractors the head was trained on."""
+    told = {p.fact_text for p in held if p.padding}
+    return np.array([not (p.padding and p.fact_text in told) for p in pairs], dtype=bool)
+
+
 def leave_one_batch_out(pairs: Sequence[Pair], C: float, labels: Sequence[int | None] | None = None) -> np.ndarray:
-    """Each pair's probability from a head trained on the other batches only
-    (``labels``: other labels than the pairs' own; None leaves a pair out of training)."""
+    """Each pair's probability from a head trained on the other batches only,
+    and on none of the held-out batch's facts told first (``_unseen``).
+    ``labels``: other labels than the pairs' own; None leaves a pair out of training."""
     X = np.stack([p.x for p in pairs])
     ys = [p.label for p in pairs] if labels is None else list(labels)
     known = np.array([v is not None for v in ys])
@@ -219,7 +230,7 @@ def leave_one_batch_out(pairs: Sequence[Pair], C: float, labels: Sequence[int | 
     probs = np.zeros(len(pairs))
     for b in sorted(set(batches.tolist())):
         held = batches == b
-        fit = ~held & known
+        fit = ~held & known & _unseen(pairs, [p for p, h in zip(pairs, held) if h])
         probs[held] = fit_logistic(X[fit], y[fit], C).predict(X[held])
     return probs
 
@@ -320,11 +331,17 @@ def run(captures: Path, C: float, threshold: float, either_threshold: float, pad
     dev_pairs = [p for pad in pads for p in parts[("dev", pad)][0]]
     dev_cases = {cid: info for pad in pads for cid, info in parts[("dev", pad)][1].items()}
     X = np.stack([p.x for p in dev_pairs])
-    head = fit_logistic(X, np.array([p.label for p in dev_pairs], dtype=float), C)
+    y = np.array([p.label for p in dev_pairs], dtype=float)
     lobo = leave_one_batch_out(dev_pairs, C)
     topics = topic_labels(dev_pairs, dev_cases)
     known = np.array([v is not None for v in topics])
-    topic_head = fit_logistic(X[known], np.array([v for v in topics if v is not None], dtype=float), topic_C)
+    y_topic = np.array([v if v is not None else 0 for v in topics], dtype=float)
+
+    def heads_for(scored: Sequence[Pair]) -> tuple[Logistic, Logistic]:
+        """Both heads trained on the dev part, without the facts told first in ``scored``."""
+        unseen = _unseen(dev_pairs, scored)
+        return fit_logistic(X[unseen], y[unseen], C), fit_logistic(X[unseen & known], y_topic[unseen & known], topic_C)
+
     topic_lobo = leave_one_batch_out(dev_pairs, topic_C, topics)
     settings = {"C": C, "threshold": threshold, "either_threshold": either_threshold, "floor": floor,
                 "topic_C": topic_C, "topic_floor": topic_floor}
@@ -340,8 +357,9 @@ def run(captures: Path, C: float, threshold: float, either_threshold: float, pad
         pairs, cases, trs = part
         if not cases:
             return []
-        X = np.stack([p.x for p in pairs]) if pairs else np.zeros((0, 1))
-        probs, topic = (head.predict(X), topic_head.predict(X)) if pairs else (np.zeros(0), np.zeros(0))
+        head, topic_head = heads_for(pairs)
+        Xp = np.stack([p.x for p in pairs]) if pairs else np.zeros((0, 1))
+        probs, topic = (head.predict(Xp), topic_head.predict(Xp)) if pairs else (np.zeros(0), np.zeros(0))
         return _compare(label, pad, trs, pairs, cases, probs, topic, judge, settings)
 
     for pad in pads:

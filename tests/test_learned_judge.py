@@ -169,3 +169,21 @@ def test_a_fresh_batch_is_left_out_of_training_and_scored_apart(traces, emb, tmp
     assert rows[("dev", "head alone")]["n"] == len(CASES) - n_fresh
     assert rows[(f"b{fresh}-dev", "head alone")]["n"] == n_fresh
     assert (f"b{fresh}-test", "rules") in rows
+
+
+def test_a_batch_left_out_is_not_scored_on_distractors_trained_on():
+    rng = np.random.default_rng(0)
+    def pair(i, batch, label, padding, text):
+        return lj.Pair(f"c{i}", f"f{i}", rng.normal(size=4), label, batch, padding, text)
+    pairs = [pair(i, 1 + i % 3, i % 2, i % 4 == 0, f"told first {i % 8}" if i % 4 == 0 else f"own {i}") for i in range(60)]
+    held = [p for p in pairs if p.batch == 1]
+    keep = lj._unseen(pairs, held)
+    shared = {p.fact_text for p in held if p.padding}
+    assert shared and not any(k for p, k in zip(pairs, keep) if p.padding and p.fact_text in shared)
+    assert all(k for p, k in zip(pairs, keep) if not p.padding)
+    # a training pair that shows one of batch 1's distractors does not move batch 1's probabilities
+    moved = [lj.Pair(p.case_id, p.fact_id, p.x + 5.0, 1 - p.label, p.batch, p.padding, p.fact_text)
+             if p.batch != 1 and p.padding and p.fact_text in shared else p for p in pairs]
+    a, b = lj.leave_one_batch_out(pairs, 1.0), lj.leave_one_batch_out(moved, 1.0)
+    mask = np.array([p.batch == 1 for p in pairs])
+    assert np.allclose(a[mask], b[mask])
