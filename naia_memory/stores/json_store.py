@@ -30,7 +30,7 @@ from .journal import Batch, Journal
 from . import json_snapshot
 from .json_snapshot import FORMAT, encode_vector
 from .json_loading import SnapshotLoading
-from .atomic_files import atomic_write_chunks, atomic_write_text, private_copy
+from .atomic_files import atomic_write_chunks, atomic_write_text, private_copy  # noqa: F401 (atomic_write_text: kept importable here)
 from .lock import FileLock
 from .ann import resolve_hnsw_from
 from .crypto import Sealer
@@ -166,7 +166,7 @@ class LocalStore(SnapshotLoading, CachedReads):
             self._snapshot_bytes = atomic_write_chunks(Path(self.path), self._snapshot_chunks())
         else:  # sealed whole (one authenticated message), so built in memory
             text = self._sealed(self._snapshot())
-            atomic_write_text(Path(self.path), text)
+            atomic_write_chunks(Path(self.path), [text.encode("utf-8")])  # one writer for both: one place to watch
             self._snapshot_bytes = len(text)
         self._journal.clear()
         self._changed.clear()
