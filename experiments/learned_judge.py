@@ -384,7 +384,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--topic-floor", type=float, default=0.35, help="the topic head shows no fact under this probability")
     ap.add_argument("--fresh-batch", type=int, default=None,
                     help="a batch left out of training and scored apart, both halves (a clean check)")
-    ap.add_argument("--out", type=Path, default=Path("results/learned-judge/learned-judge.json"))
+    ap.add_argument("--out", type=Path, default=Path("results/learned_judge.json"))
     a = ap.parse_args(argv)
     result = run(a.captures, a.C, a.threshold, a.either_threshold, floor=a.floor, topic_C=a.topic_C,
                  topic_floor=a.topic_floor, fresh=a.fresh_batch)

@@ -366,3 +366,15 @@ def test_extraction_task_runs_on_the_engine(make_system, tmp_path):
     m = out["metrics"]
     assert m["applicable"] and m["coverage"] == 1.0 and m["rejection"] == 1.0 and m["refusal_logged"] == 1.0
     assert m["subject_accuracy"] == 1.0 and m["time_resolved"] == 1.0
+
+
+def test_every_committed_record_below_results_is_an_experiment_record():
+    """The report reads every JSON below a folder of results/ as a record; a file of
+    another shape there (a research script's output) breaks it: those go at the top level."""
+    from pathlib import Path
+
+    from experiments.results import load_records
+
+    root = Path(__file__).resolve().parent.parent / "results"
+    records = load_records(root)
+    assert records and all("identity" in r and "metrics" in r for r in records)
