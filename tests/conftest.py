@@ -37,6 +37,22 @@ def hashing():
     return HashingEmbedder(dim=256)
 
 
+@pytest.fixture(scope="session")
+def update_sample():
+    """Every 12th dev case of the natural update suite (every category, both
+    languages), the hashing embedder, and the judge calls consolidation made on
+    them (``replay_updates.capture``): a few seconds, shared by the replay and
+    learned-judge tests."""
+    from experiments import replay_updates as ru
+    from experiments.suites.natural import update_cases
+    from naia_memory.embedders import make_embedder
+    from naia_memory.providers import create_provider
+
+    cases = update_cases("dev")[::12]
+    emb = make_embedder("hashing")
+    return cases, emb, ru.capture(cases, lambda: create_provider("naia-local", embedder=emb, path=None))
+
+
 @pytest.fixture
 def t0() -> datetime:
     return datetime(2026, 1, 1, 9, 0, tzinfo=timezone.utc)

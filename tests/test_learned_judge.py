@@ -8,24 +8,13 @@ import pytest
 
 from experiments import learned_judge as lj
 from experiments import replay_updates as ru
-from experiments.suites.natural import update_cases
 from experiments.tasks.contradiction import score as experiment_score
 from naia_memory.cognition.tokenize import KiwiTokenizer
-from naia_memory.embedders import make_embedder
 from naia_memory.llm.contradiction_filter import StatementContradictionFilter
 from naia_memory.providers import create_provider
 
-CASES = update_cases("dev")[::12]
-
-
-@pytest.fixture(scope="module")
-def emb():
-    return make_embedder("hashing")
-
-
-@pytest.fixture(scope="module")
-def traces(emb):
-    return ru.capture(CASES, lambda: create_provider("naia-local", embedder=emb, path=None))
+# the same sample and captured judge calls as the replay tests (fixtures shared through the import)
+from tests.test_replay_updates import CASES, emb, traces  # noqa: E402,F401
 
 
 @pytest.fixture(scope="module")

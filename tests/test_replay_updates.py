@@ -13,20 +13,20 @@ from experiments import replay_updates as ru
 from experiments.suites.natural import padded, update_cases
 from experiments.tasks.contradiction import run_contradiction, score
 from naia_memory.cognition.updates import SlotWeights
-from naia_memory.embedders import make_embedder
 from naia_memory.providers import create_provider
 
 CASES = update_cases("dev")[::12]  # every category and both languages, a few seconds with the hashing embedder
 
 
 @pytest.fixture(scope="module")
-def emb():
-    return make_embedder("hashing")
+def emb(update_sample):
+    return update_sample[1]
 
 
 @pytest.fixture(scope="module")
-def traces(emb):
-    return ru.capture(CASES, lambda: create_provider("naia-local", embedder=emb, path=None))
+def traces(update_sample):
+    assert [c.case_id for c in update_sample[0]] == [c.case_id for c in CASES]
+    return update_sample[2]
 
 
 def test_replay_with_the_capture_weights_is_the_experiment(traces, emb):
