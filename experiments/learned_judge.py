@@ -326,6 +326,8 @@ def run(captures: Path, C: float, threshold: float, either_threshold: float, pad
     vectors = dict(zip(texts, np.asarray(embed(texts), dtype=float)))
     told_first = {key: {c.case_id: c.existing[:c.padding] for c in cases_of(*key)} for key in traces}
     built = {key: pairs_of(tr, judge, vectors.__getitem__, told_first[key]) for key, tr in traces.items()}
+    if fresh is not None and not any(t.row["batch"] == fresh for tr in traces.values() for t in tr):
+        raise ValueError(f"--fresh-batch {fresh}: no captured case is from batch {fresh} (capture again after adding it?)")
     fresh_part = {key: _part(built[key], traces[key], lambda b: b == fresh) for key in traces}
     parts = {key: _part(built[key], traces[key], lambda b: b != fresh) for key in traces}
     dev_pairs = [p for pad in pads for p in parts[("dev", pad)][0]]

@@ -158,6 +158,9 @@ def test_a_fresh_batch_is_left_out_of_training_and_scored_apart(traces, emb, tmp
     assert rows[("dev", "head alone")]["n"] == len(CASES) - n_fresh
     assert rows[(f"b{fresh}-dev", "head alone")]["n"] == n_fresh
     assert (f"b{fresh}-test", "rules") in rows
+    with pytest.raises(ValueError, match="no captured case is from batch 99"):
+        lj.run(tmp_path, C=0.01, threshold=0.5, either_threshold=0.7, pads=(0,), embed=emb.embed_passages,
+               fresh=99, cases_of=lambda split, pad: CASES)
 
 
 def test_a_batch_left_out_is_not_scored_on_distractors_trained_on():
