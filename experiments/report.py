@@ -12,6 +12,7 @@ instead of overwriting it.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import re
 from dataclasses import dataclass
@@ -307,6 +308,48 @@ def markdown(fr: Frames) -> str:
     return "\n".join(parts)
 
 
+def learned_judge_lines(data: dict) -> list[str]:
+    """The learned-judge comparison (``experiments/learned_judge.py``, not an
+    experiment record: one file of rows) as a table per part."""
+    out = ["## learned update judges against the rules", "",
+           f"From `results/learned_judge.json` (`python -m experiments.learned_judge`; C {data.get('C')}, "
+           f"fresh batch {data.get('fresh_batch')}). Supersede precision / recall / false-positive rate; on dev the "
+           "heads are scored with each batch left out and the rules are in-sample.", "",
+           "| part | told first | judge | P | R | FPR | cases |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for r in data.get("rows", []):
+        out.append(f"| {r['split']} | {r['pad']} | {r['judge']} | {r['precision']:.3f} | {r['recall']:.3f} | "
+                   f"{r['fpr']:.3f} | {r['n']} |")
+    return out + [""]
+
+
+def learned_judge_plot(data: dict, out_dir: Path, split: str = "test") -> Path | None:
+    """Precision, recall and FPR of each judge on one part, a panel per number of facts told first."""
+    rows = [r for r in data.get("rows", []) if r["split"] == split]
+    pads = sorted({r["pad"] for r in rows})
+    if not rows:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(pads), figsize=(6 * len(pads), 4), squeeze=False)
+    for ax, pad in zip(axes[0], pads):
+        part = [r for r in rows if r["pad"] == pad]
+        _grouped_bars(ax, [r["judge"].replace(", ", ",\n") for r in part],
+                      {k: [r[k] for r in part] for k in ("precision", "recall", "fpr")})
+        ax.set(ylim=(0, 1.05), title=f"learned judges vs rules: {split}, {pad} facts told first")
+        ax.tick_params(axis="x", labelsize=7)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    p = out_dir / f"learned-judge-{split}.png"
+    fig.savefig(p, dpi=110)
+    plt.close(fig)
+    return p
+
+
 # experiments drawn as grouped bars of rates in [0, 1]: title, metrics
 BAR_METRICS = {
     "extraction": ("Fact extraction", ("coverage", "rejection", "subject_accuracy", "time_resolved")),
@@ -424,8 +467,15 @@ def main(argv: list[str] | None = None) -> None:
     if fr.records.empty:
         raise SystemExit(f"no result records under {root}; run python -m experiments.run +adapter=naia-local first")
     out = Path(args.out) if args.out else root / "REPORT.md"
-    out.write_text(markdown(fr), encoding="utf-8")
+    text = markdown(fr)
+    judged = root / "learned_judge.json"
+    data = json.loads(judged.read_text(encoding="utf-8")) if judged.exists() else None
+    if data is not None:
+        text += "\n" + "\n".join(learned_judge_lines(data) + ["Plot: `plots/learned-judge-test.png`", ""])
+    out.write_text(text, encoding="utf-8")
     pngs = plots(fr, out.parent / "plots")
+    if data is not None:
+        pngs += [p for p in [learned_judge_plot(data, out.parent / "plots")] if p is not None]
     print(f"wrote {out} and {len(pngs)} plots in {out.parent / 'plots'}")
 
 

@@ -378,3 +378,17 @@ def test_every_committed_record_below_results_is_an_experiment_record():
     root = Path(__file__).resolve().parent.parent / "results"
     records = load_records(root)
     assert records and all("identity" in r and "metrics" in r for r in records)
+
+
+def test_the_report_renders_the_learned_judge_rows(tmp_path):
+    from experiments.report import learned_judge_lines, learned_judge_plot
+
+    data = {"C": 0.003, "fresh_batch": 11, "rows": [
+        {"split": "test", "pad": p, "judge": j, "precision": 0.75, "recall": 0.504, "fpr": 0.079, "n": 963}
+        for p in (0, 10) for j in ("rules", "head alone")]}
+    lines = learned_judge_lines(data)
+    assert "| test | 10 | rules | 0.750 | 0.504 | 0.079 | 963 |" in lines
+    assert any("fresh batch 11" in line for line in lines)
+    png = learned_judge_plot(data, tmp_path)
+    assert png is not None and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert learned_judge_plot(data, tmp_path, split="dev") is None  # no dev rows: no empty figure
