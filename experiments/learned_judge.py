@@ -298,12 +298,13 @@ def _compare(split: str, pad: int, traces: Sequence[Trace], pairs: Sequence[Pair
 def run(captures: Path, C: float, threshold: float, either_threshold: float, pads: Sequence[int] = (0, 10),
         embed: Callable[[list[str]], np.ndarray] | None = None, floor: float = 0.2, topic_C: float = 0.03,
         topic_floor: float = 0.35, cases_of: Callable[[str, int], Sequence[Any]] | None = None,
-        fresh: int | None = None) -> dict[str, Any]:
+        fresh: int | Sequence[int] | None = None) -> dict[str, Any]:
     """``cases_of(split, pad)``: the suite's cases as captured (default: the
     natural update suite, padded), for which facts were told first. ``fresh``: a
-    batch written after the heads' settings were chosen; it is left out of the
-    training and of the dev and test rows, and its two halves are scored apart
-    (rows ``b<N>-dev`` and ``b<N>-test``) with the heads trained on the rest of dev."""
+    batch (or several) written after the heads' settings were chosen; each is left
+    out of the training and of the dev and test rows, and its two halves are scored
+    apart (rows ``b<N>-dev`` and ``b<N>-test``) with the heads trained on the rest
+    of dev, so the rows of the batches before it read as they first did."""
     from naia_memory.cognition.tokenize import KiwiTokenizer
 
     if cases_of is None:
@@ -323,10 +324,12 @@ def run(captures: Path, C: float, threshold: float, either_threshold: float, pad
     vectors = dict(zip(texts, np.asarray(embed(texts), dtype=float)))
     told_first = {key: {c.case_id: c.existing[:c.padding] for c in cases_of(*key)} for key in traces}
     built = {key: pairs_of(tr, judge, vectors.__getitem__, told_first[key]) for key, tr in traces.items()}
-    if fresh is not None and not any(t.row["batch"] == fresh for tr in traces.values() for t in tr):
-        raise ValueError(f"--fresh-batch {fresh}: no captured case is from batch {fresh} (capture again after adding it?)")
-    fresh_part = {key: _part(built[key], traces[key], lambda b: b == fresh) for key in traces}
-    parts = {key: _part(built[key], traces[key], lambda b: b != fresh) for key in traces}
+    fresh_batches = () if fresh is None else (fresh,) if isinstance(fresh, int) else tuple(fresh)
+    for f in fresh_batches:
+        if not any(t.row["batch"] == f for tr in traces.values() for t in tr):
+            raise ValueError(f"--fresh-batch {f}: no captured case is from batch {f} (capture again after adding it?)")
+    fresh_part = {(f, key): _part(built[key], traces[key], lambda b, f=f: b == f) for f in fresh_batches for key in traces}
+    parts = {key: _part(built[key], traces[key], lambda b: b not in fresh_batches) for key in traces}
     dev_pairs = [p for pad in pads for p in parts[("dev", pad)][0]]
     dev_cases = {cid: info for pad in pads for cid, info in parts[("dev", pad)][1].items()}
     X = np.stack([p.x for p in dev_pairs])
@@ -344,7 +347,7 @@ def run(captures: Path, C: float, threshold: float, either_threshold: float, pad
     topic_lobo = leave_one_batch_out(dev_pairs, topic_C, topics)
     settings = {"C": C, "threshold": threshold, "either_threshold": either_threshold, "floor": floor,
                 "topic_C": topic_C, "topic_floor": topic_floor}
-    out: dict[str, Any] = {**settings, "pads": list(pads), "fresh_batch": fresh, "rows": []}
+    out: dict[str, Any] = {**settings, "pads": list(pads), "fresh_batch": list(fresh_batches) or None, "rows": []}
     offset = 0
     for pad in pads:  # dev pairs of each pad, in the order ``dev_pairs`` holds them
         pairs, cases, trs = parts[("dev", pad)]
@@ -363,10 +366,10 @@ def run(captures: Path, C: float, threshold: float, either_threshold: float, pad
 
     for pad in pads:
         out["rows"] += trained("test", parts[("test", pad)], pad)
-    if fresh is not None:
+    for f in fresh_batches:
         for split in ("dev", "test"):
             for pad in pads:
-                out["rows"] += trained(f"b{fresh}-{split}", fresh_part[(split, pad)], pad)
+                out["rows"] += trained(f"b{f}-{split}", fresh_part[(f, (split, pad))], pad)
     return out
 
 
@@ -381,8 +384,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                     help="head picks, rules decide: no fact is shown under this probability")
     ap.add_argument("--topic-C", type=float, default=0.03, help="the topic head's inverse L2 weight")
     ap.add_argument("--topic-floor", type=float, default=0.35, help="the topic head shows no fact under this probability")
-    ap.add_argument("--fresh-batch", type=int, default=None,
-                    help="a batch left out of training and scored apart, both halves (a clean check)")
+    ap.add_argument("--fresh-batch", type=int, nargs="+", default=None,
+                    help="batches left out of training and scored apart, both halves (clean checks)")
     ap.add_argument("--out", type=Path, default=Path("results/learned_judge.json"))
     a = ap.parse_args(argv)
     result = run(a.captures, a.C, a.threshold, a.either_threshold, floor=a.floor, topic_C=a.topic_C,

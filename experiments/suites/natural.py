@@ -20,7 +20,7 @@ from .lifecycle_scripts import Script, Step
 
 DATA = Path(__file__).parent / "data"
 SPLITS = ("dev", "test", "all")
-BATCHES = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "all")
+BATCHES = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "all")
 # each batch was written on its own, by a helper that had not seen the rules nor
 # the batches before it; batch 2 came after the rules were tuned on batch 1's dev
 # part, so its test part is a check no rule was shaped around; batch 3 (updates
@@ -34,11 +34,12 @@ BATCHES = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "all")
 # batch 9 (the same recipe) written in session 29, measured once with that session's code (no rule changed for it);
 # batch 10 (the same recipe) written at session 30's start, measured once with the code at that start;
 # statements batch 3 written in session 30 after its update round, measured once (no rule changed for it);
-# batch 11 (the same recipe) written in session 31, measured once with that session's code (no rule changed for it)
+# batch 11 (the same recipe) written in session 31, measured once with that session's code (no rule changed for it);
+# batch 12 (the same recipe) written at session 32's start, measured with the code at that start before anything changed
 _FILES = {"updates": ("natural_updates.jsonl", "natural_updates_2.jsonl", "natural_updates_3.jsonl",
                       "natural_updates_4.jsonl", "natural_updates_5.jsonl", "natural_updates_6.jsonl",
                       "natural_updates_7.jsonl", "natural_updates_8.jsonl", "natural_updates_9.jsonl",
-                      "natural_updates_10.jsonl", "natural_updates_11.jsonl"),
+                      "natural_updates_10.jsonl", "natural_updates_11.jsonl", "natural_updates_12.jsonl"),
           "statements": ("natural_statements.jsonl", "natural_statements_2.jsonl", "natural_statements_3.jsonl"),
           "lifecycle": ("natural_lifecycle.json", "natural_lifecycle_2.json")}
 
