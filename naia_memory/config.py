@@ -38,6 +38,7 @@ class EngineConfig:
     time: bool = True  # "in December 2023" prefers memories from then (recall/when.py)
     question: bool = True  # a memory that asks ranks below one that states (recall/signals.py)
     present: bool = True  # "what's my job now?" prefers the latest relevant memory (recall/present.py)
+    as_said: bool = True  # "when did I lose my job?" reads what was said then, not what replaced it (recall/present.py)
     profile: bool = True  # "everything about the user" is served from current facts (recall/profile.py)
     decay: bool = True
     strengthen: bool = True
@@ -101,7 +102,7 @@ class EngineConfig:
     importance: ImportanceConfig = field(default_factory=ImportanceConfig)
     decay_params: DecayParams = field(default_factory=DecayParams)
 
-    SWITCHES = ("gate", "consolidation", "context", "vector", "bm25", "graph", "speaker", "attribute", "time", "question", "present", "profile", "decay", "strengthen",
+    SWITCHES = ("gate", "consolidation", "context", "vector", "bm25", "graph", "speaker", "attribute", "time", "question", "present", "as_said", "profile", "decay", "strengthen",
                 "recall_faded", "collapse", "mmr", "reranker", "routing", "slot_centring", "summaries", "reflection")
 
     @classmethod

@@ -115,24 +115,48 @@ def test_profile_request_is_served_from_current_facts(make_system, t0):
     assert "profile" not in m2.recall(query="사용자에 대해 알고 있는 모든 사실", top_k=10, now=t0 + timedelta(hours=1)).timings_ms
 
 
-def test_a_superseded_turn_stays_among_the_sources_of_what_replaced_it(make_system, t0):
-    """History is not hidden: the old job's turn is folded into the current
-    job's fact, and still reported as one of its sources ("Where did Dana
-    work before?" is answered by that turn)."""
-    m = make_system()
+def _job_change(m, t0):
     turns = [("user", "I work as a nurse at the city hospital."), ("user", "I'm allergic to peanuts."),
              ("user", "I quit the hospital, I work as a teacher now.")]
     ids = [m.encode(content=text, role=role, session="s1", now=t0 + timedelta(minutes=i), metadata={"source_id": f"T{i}"}).id
            for i, (role, text) in enumerate(turns)]
     m.consolidate(now=t0 + timedelta(minutes=10))
     assert [f for f in m.facts(include_inactive=True) if f.metadata["status"] == "superseded"], "the job change superseded nothing"
-    res = m.recall(query="Did Dana ever work as a nurse at a hospital?", top_k=5, now=t0 + timedelta(hours=1))
+    return ids
+
+
+def test_a_superseded_turn_stays_among_the_sources_of_what_replaced_it(make_system, t0):
+    """History is not hidden: asked how things are, the old job's turn is
+    folded into the current job's fact and still reported as one of its
+    sources."""
+    m = make_system()
+    ids = _job_change(m, t0)
+    res = m.recall(query="Is Dana a nurse at a hospital?", top_k=5, now=t0 + timedelta(hours=1))
     by_source = {sid: h for h in res.hits for sid in h.metadata["source_ids"]}
     assert "T0" in by_source, [(h.content, h.metadata["source_ids"]) for h in res.hits]
     holder = by_source["T0"]
     assert holder.id != ids[0] and "teacher" in holder.content  # what is true now answers ...
     assert ids[0] in holder.metadata["covers"]  # ... and the old turn is among what it stands for
     _no_sentence_twice(res)
+
+
+@pytest.mark.parametrize("query", ["Did Dana ever work as a nurse at a hospital?", "Where did Dana work before?",
+                                   "What was Dana's job in 2023?"])
+def test_a_question_about_the_past_is_answered_by_what_was_said_then(make_system, t0, query, tmp_path):
+    """Asked how things were (a past tense, a time that is over), the old
+    turn is a hit of its own, not folded under what replaced it nor discounted
+    as stale: a false update (a long two-person conversation has many) must
+    not hide the turn a question about the past needs."""
+    m = make_system()
+    ids = _job_change(m, t0)
+    res = m.recall(query=query, top_k=5, now=t0 + timedelta(hours=1))
+    assert ids[0] in [h.id for h in res.hits], [(h.content, h.metadata["covers"]) for h in res.hits]
+    _no_sentence_twice(res)
+    off = make_system(path=tmp_path / "off.json", as_said=False)
+    ids = _job_change(off, t0)
+    res = off.recall(query=query, top_k=5, now=t0 + timedelta(hours=1))
+    assert ids[0] not in [h.id for h in res.hits]  # the switch off: folded under the teacher fact, as before
+    assert any(ids[0] in h.metadata["covers"] for h in res.hits)
 
 
 def test_a_superseded_turn_is_folded_even_when_what_replaced_it_has_faded(make_system, t0):

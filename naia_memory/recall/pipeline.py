@@ -31,7 +31,7 @@ from .collapse import collapse_groups
 from .columns import Columns, speaker_of
 from .fusion import DECIMALS, fuse
 from .profile import is_profile_request, profile_score
-from .present import NewerFirst, asks_about_now
+from .present import NewerFirst, asks_about_now, asks_about_past
 from .signals import named_attributes, named_speakers
 from .relative_time import from_json, relative_windows
 from .when import date_windows, matches_time
@@ -76,6 +76,7 @@ class RecallPipeline:
         self.reranker = reranker
         self.entity_index = entity_index
         self._newer: NewerFirst | None = None  # set per query by _signals when it asks about now
+        self._as_said = False  # set per query by _signals when it asks how things were
 
     def weights(self) -> AdjustWeights:
         c = self.config
@@ -173,6 +174,7 @@ class RecallPipeline:
         each signal multiplies the rows it applies to."""
         cfg = self.config
         self._newer = None
+        self._as_said = False
 
         def boost(keep: np.ndarray, factor: float) -> np.ndarray:
             return np.where(keep, score * factor, score)
@@ -184,9 +186,13 @@ class RecallPipeline:
             attrs = named_attributes(q_tokens, self.tokenizer)
             if attrs:
                 score = boost(cols.filed_under(attrs), 1.0 + cfg.attribute_weight)
-        asked = date_windows(query) + relative_windows(query, now) if cfg.time or cfg.present else []
+        asked = date_windows(query) + relative_windows(query, now) if cfg.time or cfg.present or cfg.as_said else []
+        morphs = morphemes(self.tokenizer, query) if cfg.present or cfg.as_said else ()
+        # a question about how things were (a past tense, a time that is over, a date) is answered by what
+        # was said then: a turn whose fact a later one replaced is neither discounted nor folded under it
+        self._as_said = cfg.as_said and (bool(asked) or asks_about_past(query, morphs))
         if cfg.present and cfg.present_weight and not named and not asked \
-                and asks_about_now(query, morphemes(self.tokenizer, query)):
+                and asks_about_now(query, morphs):
             self._newer = NewerFirst.of_stamps(cols.stamp, cfg.present_weight)
             score = score * self._newer.factors(cols.stamp)
         if cfg.time and cfg.time_weight:
@@ -205,7 +211,8 @@ class RecallPipeline:
             return {}
         strength = retention_of_classes(cols.memory_class, cols.class_names, cols.importance, cols.uses, cols.last,
                                         now.timestamp(), cfg.decay_params)
-        mult = adjustment_many(strength, cols.uses, cols.archived, cols.stale, cols.assistant,
+        stale = np.zeros_like(cols.stale) if self._as_said else cols.stale
+        mult = adjustment_many(strength, cols.uses, cols.archived, stale, cols.assistant,
                                self.weights(), decay=cfg.decay, strengthen=cfg.strengthen)
         score = rel * mult
         keep = (strength >= cfg.min_strength).tolist()
@@ -222,7 +229,7 @@ class RecallPipeline:
             return [(i, s, ()) for i, s in _rank(adjusted)]
         adjusted = dict(adjusted)
         prov = {i: list(r.provenance) for i, r in recs.items() if i in adjusted and r.kind is MemoryKind.FACT}
-        if flt.valid_at is None:
+        if flt.valid_at is None and not self._as_said:
             for i in [i for i in adjusted if "stale_fact" in recs[i].metadata]:
                 head = self._current_successor(recs[i].metadata["stale_fact"], cand_flt or flt)
                 if head is not None:

@@ -49,6 +49,17 @@ def asks_about_now(query: str, morphs: Sequence[tuple[str, str]] = ()) -> bool:
     return bool(_EN_NOW.search(query) or _EN_PRESENT.search(query))
 
 
+def asks_about_past(query: str, morphs: Sequence[tuple[str, str]] = ()) -> bool:
+    """True for a question about how things were ("when did Jon lose his job as
+    a banker?", "what did I drive before?", "처음 다닌 회사가 어디였었지?"), by
+    the same grammar ``asks_about_now`` reads, for anyone: a past tense or a
+    time that is over, and no word for now. What was said then answers it,
+    whether or not a later statement replaced it."""
+    if has_hangul(query):
+        return bool(_KO_PAST.search(query)) or any(t == "EP" and f in ("었었", "았었") for f, t in morphs)
+    return bool(_EN_PAST.search(query)) and not _EN_NOW.search(query)
+
+
 class NewerFirst:
     """Scales relevance by ``1 + weight * recency``, recency in [0, 1] from the
     oldest to the newest candidate: a newer memory passes an older one only
@@ -89,4 +100,4 @@ def newer_first(rel: Mapping[str, float], when: Mapping[str, datetime], weight: 
     return NewerFirst({i: when[i] for i in rel}, weight).apply(rel, when)
 
 
-__all__ = ["NewerFirst", "asks_about_now", "newer_first"]
+__all__ = ["NewerFirst", "asks_about_now", "asks_about_past", "newer_first"]
