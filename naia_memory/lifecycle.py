@@ -51,6 +51,7 @@ class LifecycleControls:
         now = ensure_aware(now)
         n = 0
         with self._lock:
+            self._check_open()
             rs = list(self.store.records(RecordFilter(statuses=(ACTIVE,), created_before=now)))
             strengths = retention_many([r.memory_class for r in rs], [r.importance for r in rs], [r.recall_count for r in rs],
                                        [r.last_accessed.timestamp() for r in rs], now.timestamp(), self.config.decay_params)
@@ -79,6 +80,7 @@ class LifecycleControls:
         """A consistent copy of the durable store at ``path``, readable by the
         user only; ``passphrase``: the copy is encrypted under it (JSON store)."""
         with self._lock:
+            self._check_open()  # a closed system's view may be older than the file another one now writes
             dest = Path(path).expanduser()
             dest.parent.mkdir(parents=True, exist_ok=True)
             if passphrase is None:
@@ -124,6 +126,7 @@ class LifecycleControls:
         that fails part-way, or answers with a wrong shape or a NaN, leaves the
         memory on its old vectors."""
         with self._lock:
+            self._check_open()  # on a shared SQLite file: every row another process added is re-embedded too
             recs, vecs = _reembedded(self.store, embedder, batch_size, progress)
             self.store.rebind_embedder(embedder.name, embedder.dim)
             return self._take_vectors(embedder, recs, vecs)

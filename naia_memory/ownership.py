@@ -79,6 +79,7 @@ class OwnerControls:
         check_content(content)
         now = ensure_aware(now)
         with self._lock:
+            self._check_open()  # closed, or behind another process's writes to a shared file: not on a stale copy
             old = self._require(memory_id)
             if old.status != ACTIVE:
                 raise InvalidInput(f"{memory_id} is {old.status}; edit the current version")

@@ -43,14 +43,32 @@ def check_name(value: object, name: str, *, optional: bool = False) -> str | Non
     return _valid_text(name, value)
 
 
+# Keys the engine writes into a record's metadata and reads back with a fixed
+# shape: a caller's value there (``source_ids: 5``) used to be stored and then
+# break every later recall, listing and consolidation of the project.
+ENGINE_KEYS = frozenset({
+    "subtype",  # marks summaries and reflections: a turn that called itself one would leave the evidence of reflections
+    "source_ids", "when", "summarizes", "summarized_by", "evidence", "refines", "stale_fact", "path", "cues",
+    "importance", "superseded_by_episode", "superseded_reason", "archived_at", "revived_at", "strength_at_archive",
+    "undecided_attempts", "edited_by_user",
+})
+TEXT_KEYS = ("source_id", "speaker", "subject")  # a caller's to set, read back as text
+
+
 def check_metadata(metadata: object) -> dict[str, Any] | None:
-    """JSON-writable, string keys, at most MAX_METADATA_BYTES once written."""
+    """JSON-writable, string keys, at most MAX_METADATA_BYTES once written;
+    none of the engine's own keys, and text where the engine reads text."""
     if metadata is None:
         return None
     if not isinstance(metadata, Mapping) or not all(isinstance(k, str) for k in metadata):
         raise InvalidInput("metadata must be a mapping with string keys")
-    if "subtype" in metadata:  # a turn that called itself a summary would leave the evidence of reflections
-        raise InvalidInput("metadata key 'subtype' is the engine's own (it marks summaries and reflections)")
+    taken = sorted(ENGINE_KEYS.intersection(metadata))
+    if taken:
+        raise InvalidInput(f"metadata key{'s' if len(taken) > 1 else ''} {', '.join(map(repr, taken))} "
+                           f"{'are' if len(taken) > 1 else 'is'} the engine's own (it writes and reads {'them' if len(taken) > 1 else 'it'})")
+    for k in TEXT_KEYS:
+        if k in metadata and metadata[k] is not None and not (isinstance(metadata[k], str) and metadata[k].strip()):
+            raise InvalidInput(f"metadata key {k!r} must be non-empty text or None, got {metadata[k]!r}")
     try:
         raw = json.dumps(dict(metadata), ensure_ascii=False, allow_nan=False).encode("utf-8")
     except UnicodeEncodeError as e:  # a ValueError too: caught first

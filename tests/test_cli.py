@@ -111,3 +111,65 @@ def test_consolidate_with_a_model_the_user_hosts(tmp_path, tokenizer, t0):
     assert out.returncode == 0, out.stderr
     facts = json.loads(_cli("--store", str(path), "list", "--kind", "fact", "--json").stdout)
     assert [f["content"] for f in facts] == ["lives in Porto (from the model)"]
+
+
+# ---- found by a review in session 32; each fails on the code before it ----------------------------------
+
+def _damaged_copy(store: Path, to: Path) -> Path:
+    raw = bytearray(store.read_bytes())
+    raw[len(raw) // 2] ^= 1
+    to.write_bytes(bytes(raw))
+    return to
+
+
+@pytest.mark.parametrize("backup", ["not a store", "damaged", "the store itself"])
+def test_a_failed_import_leaves_the_store_as_it_was(store, tmp_path, backup):
+    before = store.read_bytes()
+    if backup == "not a store":
+        src = tmp_path / "not-a-backup.json"
+        src.write_text("not a store")
+    elif backup == "damaged":
+        src = _damaged_copy(store, tmp_path / "backup.json")
+    else:
+        src = store
+    out = _cli("--store", str(store), "import", str(src), "--force")
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert store.read_bytes() == before, "the import failed but the store was already overwritten"
+    assert not [p.name for p in tmp_path.iterdir() if ".import-" in p.name]  # no trial copy left behind
+    listed = _cli("--store", str(store), "list", "--json")
+    assert listed.returncode == 0 and len(json.loads(listed.stdout)) >= 2
+
+
+def test_import_refuses_a_store_open_elsewhere_and_leaves_it(store, tmp_path):
+    backup = tmp_path / "b.json"
+    assert _cli("--store", str(store), "export", str(backup)).returncode == 0
+    holder = LocalStore(store)  # another process's MemorySystem, as far as the file lock can tell
+    try:
+        before = store.read_bytes()
+        out = _cli("--store", str(store), "import", str(backup), "--force")
+        assert out.returncode == 2 and "open in another" in out.stderr, out.stderr
+        assert store.read_bytes() == before
+    finally:
+        holder.close()
+    out = _cli("--store", str(store), "import", str(backup), "--force")  # once closed there, it restores
+    assert out.returncode == 0 and "restored" in out.stdout, out.stderr
+
+
+def test_forget_from_a_script_without_yes_forgets_nothing(store):
+    out = subprocess.run([sys.executable, "-m", "naia_memory.cli", "--store", str(store), "forget", "--project", "default"],
+                         cwd=REPO, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+    assert out.returncode == 1 and "nothing forgotten" in out.stdout and "Traceback" not in out.stderr, out.stderr
+    listed = _cli("--store", str(store), "list", "--json")
+    assert len(json.loads(listed.stdout)) >= 2
+
+
+@pytest.mark.parametrize("case", ["export to a folder", "a folder as the store", "unset passphrase variable"])
+def test_path_and_setting_mistakes_are_one_line_and_exit_2(store, tmp_path, case):
+    if case == "export to a folder":
+        out = _cli("--store", str(store), "export", str(tmp_path))
+    elif case == "a folder as the store":
+        out = _cli("--store", str(tmp_path), "list")
+    else:
+        out = _cli("--store", str(store), "export", str(tmp_path / "b.json"), "--backup-passphrase-env", "NAIA_NO_SUCH_VAR")
+    assert out.returncode == 2 and "Traceback" not in out.stderr and out.stderr.startswith("naia-memory: error:"), \
+        (out.returncode, out.stderr[-300:])

@@ -15,7 +15,11 @@ from naia_memory.validate import MAX_CONTENT_CHARS
 from .conftest import naia_store
 
 BAD_ENCODES = [
-    ({"content": "fine", "metadata": {"when": datetime(2026, 1, 1)}}, "JSON-writable"),
+    ({"content": "fine", "metadata": {"at": datetime(2026, 1, 1)}}, "JSON-writable"),
+    # the engine's own keys, read back with a fixed shape (session 32: ``source_ids: 5`` broke every later recall)
+    ({"content": "fine", "metadata": {"source_ids": 5}}, "engine's own"),
+    ({"content": "fine", "metadata": {"when": [1, 2], "evidence": 7}}, "engine's own"),
+    ({"content": "fine", "metadata": {"speaker": 5}}, "non-empty text"),
     ({"content": "fine", "metadata": {"x": float("nan")}}, "JSON-writable"),
     ({"content": "bad \udcff text"}, "not valid text"),
     ({"content": "fine", "session": "s\ud800"}, "not valid text"),

@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
@@ -138,6 +140,13 @@ def _error_handlers(app: FastAPI) -> None:
     @app.exception_handler(InvalidInput)
     async def bad_value(_request: Request, e: InvalidInput):  # the engine's boundary checks; any other ValueError is a bug: 500
         return JSONResponse({"detail": str(e)}, status_code=400)
+
+    @app.exception_handler(RequestValidationError)
+    async def unreadable(_request: Request, e: RequestValidationError):
+        # FastAPI's own answer echoes the input back, and JSON cannot write a NaN or an Infinity the client sent,
+        # so the client's mistake came back as a 500; the input is left out of what is echoed
+        errors = [{k: v for k, v in err.items() if k not in ("input", "ctx")} for err in e.errors()]
+        return JSONResponse({"detail": jsonable_encoder(errors)}, status_code=422)
 
     @app.exception_handler(UnknownMemoryError)
     async def unknown_id(_request: Request, e: UnknownMemoryError):

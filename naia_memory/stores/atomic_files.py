@@ -32,15 +32,20 @@ def atomic_write_chunks(path: Path, chunks: Iterable[bytes]) -> int:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    try:  # make the rename itself durable
-        dfd = os.open(path.parent, os.O_RDONLY)
+    fsync_dir(path.parent)  # make the rename itself durable
+    return size
+
+
+def fsync_dir(folder: Path) -> None:
+    """A rename into ``folder`` survives a power cut once the folder is synced."""
+    try:
+        dfd = os.open(folder, os.O_RDONLY)
         try:
             os.fsync(dfd)
         finally:
             os.close(dfd)
     except OSError:  # pragma: no cover - some filesystems refuse directory fsync
         pass
-    return size
 
 
 def private_copy(src: str, dest: str) -> None:

@@ -91,10 +91,15 @@ class SnapshotLoading:
         self._bm25.add(rec.id, rec.tokens, kind_tag(rec.kind))
 
     def _replay(self, batches: Iterable[Batch]) -> None:
-        """Apply the journal's commits newer than the snapshot."""
+        """Apply the journal's commits newer than the snapshot. Lines the
+        snapshot already holds (a crash between its rename and the journal's
+        removal) are counted in ``_stale_lines``: the opener drops them, for
+        they may hold the words a forget erased."""
+        self._stale_lines = 0
         for batch in batches:
             if batch.seq <= self._seq:
-                continue  # already in the snapshot (crash between rename and truncate)
+                self._stale_lines += 1  # already in the snapshot (crash between rename and truncate)
+                continue
             for op in batch.ops:
                 self._apply(op)
             self._seq = batch.seq

@@ -72,6 +72,7 @@ class LocalStore(SnapshotLoading, CachedReads):
         self._snapshot_bytes = 0
         self._lock: FileLock | None = None
         self._journal: Journal | None = None
+        self._closed = False
         self._sealer: Sealer | None = None
         if passphrase is not None and path is None:
             raise ValueError("passphrase= encrypts a file; an in-memory store (path=None) has none")
@@ -94,6 +95,9 @@ class LocalStore(SnapshotLoading, CachedReads):
                     raise StoreError(f"{self._journal.path} has changes but {snapshot} is missing; "
                                      "restore the JSON file from a backup (the journal alone holds only recent changes)")
                 self._replay(self._journal.read())
+                if self._stale_lines:  # what a crash left of a journal the snapshot already holds goes now
+                    self._rewrite = True
+                    self.compact()
                 self._remove_stale_temps()
             except BaseException:
                 self._lock.release()
@@ -142,6 +146,7 @@ class LocalStore(SnapshotLoading, CachedReads):
     def commit(self) -> None:
         """Durable on return. Appends to the journal, or rewrites the snapshot
         when the journal has outgrown it."""
+        self._check_open()
         if self.path is None or self._journal is None:
             return
         if self._rewrite or self._journal.size > max(self._snapshot_bytes, MIN_COMPACT_BYTES):
@@ -150,13 +155,18 @@ class LocalStore(SnapshotLoading, CachedReads):
         if not self._has_changes():
             return
         ops = self._pending_ops()
-        self._journal.append(Batch(self._seq + 1, ops))
+        try:
+            self._journal.append(Batch(self._seq + 1, ops))
+        except BaseException:  # the records stay marked changed; the edges taken for this line must too
+            self.graph.changed.update((a, b) for op in ops if op["op"] == "edges" for a, b, *_ in op["rows"])
+            raise
         self._seq += 1
         self._changed.clear()
         self._log_written = len(self._log)
 
     def compact(self) -> None:
         """Rewrite the snapshot with everything and drop the journal."""
+        self._check_open()
         if self.path is None or self._journal is None:
             return
         if not self._rewrite and not self._journal.size and not self._has_changes():
@@ -180,11 +190,20 @@ class LocalStore(SnapshotLoading, CachedReads):
             return text
         return (self._sealer.header + b"\n" + self._sealer.seal(text.encode("utf-8"), b"snapshot") + b"\n").decode("ascii")
 
+    def _check_open(self) -> None:
+        """A closed store has given up its lock: another process may own the
+        file now, so writing from this copy would lose what that one wrote."""
+        if self._closed:
+            raise StoreError(f"{self.path or 'this in-memory store'} is closed")
+
     def close(self) -> None:
         """Folds the journal into the JSON file, so the file alone is the memory."""
+        if self._closed:
+            return
         try:
             self.compact()
         finally:
+            self._closed = True
             if self._lock is not None:
                 self._lock.release()
 
@@ -244,6 +263,7 @@ class LocalStore(SnapshotLoading, CachedReads):
         is; without, the copy is as this store is (encrypted stays encrypted)."""
         if self.path is None:
             raise ValueError("this store lives in memory only; nothing to back up")
+        self._check_open()
         self.commit()
         self.compact()
         if passphrase is None:
