@@ -47,20 +47,13 @@ from .memory_index import MemoryIndex
 from .recall.pipeline import RecallPipeline
 from .reflection import Reflector
 from .summaries import TopicSummaries
-from .validate import check_content, check_kinds, check_metadata, check_name, check_query, check_turns, role_name
+from .validate import check_content, check_kinds, check_metadata, check_name, check_query, check_role, check_turns
 from .records import ACTIVE, ARCHIVED, SUPERSEDED, content_id, ensure_aware
 from .stores.port import IdTakenError, RecordFilter, StoragePort
 
 log = logging.getLogger("naia_memory")
 
-_ROLES = {r.value for r in Role}
-
-
-def _role(role: Role | str) -> str:
-    r = role_name(role).lower()
-    if r not in _ROLES:
-        raise InvalidInput(f"unknown role {role!r}; use one of {sorted(_ROLES)}")
-    return r
+_role = check_role
 
 
 class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):

@@ -115,6 +115,17 @@ def role_name(role: Role | str) -> str:
     return role.value if isinstance(role, Role) else str(role)
 
 
+_ROLES = frozenset(r.value for r in Role)
+
+
+def check_role(role: Role | str) -> str:
+    """A role's name, lower-cased; an unknown one is refused."""
+    r = role_name(role).lower()
+    if r not in _ROLES:
+        raise InvalidInput(f"unknown role {role!r}; use one of {sorted(_ROLES)}")
+    return r
+
+
 def unused_loopback_port() -> int:
     """A port nothing listens on: the address given to peers' mandatory but unused LLM configs."""
     with socket.socket() as s:

@@ -4,12 +4,12 @@ capability Protocols (and the declaration is checked)."""
 from __future__ import annotations
 
 import os
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
 from naia_memory import MemoryProvider, capabilities_of, create_provider
-from naia_memory.contract import ConsolidationReport, RecallResult
+from naia_memory.contract import ConsolidationReport, EncodeResult, RecallResult
 
 PERSISTENT = {"naia-local": "m.json", "sqlite": "m.sqlite", "sqlite-vec": "m.sqlite", "qdrant": "qdrant", "lite": "lite.sqlite"}
 PROVIDERS = ["naia-local", "sqlite", "sqlite-vec", "qdrant", "lite", "mem0", "letta", "none"]
@@ -105,6 +105,37 @@ def test_bad_input_is_refused(provider, t0):
     with pytest.raises(ValueError):
         provider.recall(query="x", top_k=0, now=t0)
     assert isinstance(provider.consolidate(now=t0), ConsolidationReport)
+
+
+@pytest.mark.parametrize("bad", [{"role": "robot"}, {"project": ""}, {"project": 5}, {"session": ""},
+                                 {"metadata": {"at": datetime(2026, 1, 1)}}, {"metadata": {"x": float("nan")}},
+                                 {"metadata": {"source_ids": 5}}])
+def test_every_provider_refuses_what_the_engine_refuses(provider, provider_name, t0, bad):
+    """One contract, one door (session 32: lite stored an unknown role, an
+    empty project and a datetime turned into text)."""
+    if provider_name == "none":
+        return
+    with pytest.raises(ValueError):
+        provider.encode(content="fine text", now=t0, **bad)
+    with pytest.raises(ValueError):
+        provider.recall(query="fine", kinds="fact", now=t0)
+
+
+def test_a_turn_said_again_after_a_forget_is_stored(provider, provider_name, t0):
+    """lite made ids from the row count, which falls after a forget: the
+    same turn said again at the same time got a stored row's id and the
+    insert raised. Saying it again is an answer (stored, or a duplicate
+    declined), never a crash, and what is stored stays searchable."""
+    if provider_name == "none":
+        return
+    a = provider.encode(content="I adopted a cat named Alpha", now=t0)
+    provider.encode(content="I work at Beta Corp as a designer", now=t0)
+    assert a.stored
+    provider.forget(memory_id=a.id)
+    again = provider.encode(content="I work at Beta Corp as a designer", now=t0)  # the same turn, the same time
+    assert isinstance(again, EncodeResult)
+    hits = provider.recall(query="Beta Corp designer", top_k=5, now=t0 + timedelta(hours=1)).hits
+    assert any("Beta Corp" in h.content for h in hits)
 
 
 def test_reopening_keeps_memories(provider_name, tmp_path, e5, t0):

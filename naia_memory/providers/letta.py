@@ -24,7 +24,7 @@ from ..contract import ConsolidationReport, EncodeResult, MemoryKind, RecallHit,
 from ..embedders import Embedder
 from ..embedders.serve import QUERY_MARK, EmbeddingServer
 from ..records import ensure_aware
-from ..validate import check_content, check_query, role_name, unused_loopback_port
+from ..validate import check_content, check_kinds, check_metadata, check_name, check_query, check_role, unused_loopback_port
 
 
 class LettaProvider:
@@ -64,8 +64,11 @@ class LettaProvider:
     def encode(self, *, content: str, role: Role | str = Role.USER, session: str | None = None, project: str = "default",
                now: datetime | None = None, metadata: Mapping[str, Any] | None = None) -> EncodeResult:
         check_content(content)
+        check_name(project, "project")
+        check_name(session, "session", optional=True)
+        metadata = check_metadata(metadata)  # the engine's checks: bad input fails the same way on every provider
         now = ensure_aware(now)
-        role_s = role_name(role)
+        role_s = check_role(role)
         tags = [f"role:{role_s}"]
         if metadata and metadata.get("source_id") is not None:
             tags.append(f"src:{metadata['source_id']}")
@@ -81,6 +84,8 @@ class LettaProvider:
     def recall(self, *, query: str, top_k: int = 10, project: str = "default", now: datetime | None = None,
                kinds: Sequence[MemoryKind] | None = None) -> RecallResult:
         check_query(query, top_k)
+        check_name(project, "project")
+        check_kinds(kinds)
         if project not in self._agents:
             return RecallResult(query=query, hits=())
         now = ensure_aware(now)

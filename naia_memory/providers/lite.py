@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..validate import check_content, check_query, role_name
+from ..validate import check_content, check_kinds, check_metadata, check_name, check_query, check_role
 from ..contract import ConsolidationReport, EncodeResult, MemoryKind, RecallHit, RecallResult, Role
 from ..embedders import Embedder
 from ..records import content_id, ensure_aware
@@ -56,14 +56,20 @@ class LiteMemoryProvider:
     def encode(self, *, content: str, role: Role | str = Role.USER, session: str | None = None, project: str = "default",
                now: datetime | None = None, metadata: Mapping[str, Any] | None = None) -> EncodeResult:
         check_content(content)
+        check_name(project, "project")
+        check_name(session, "session", optional=True)
+        metadata = check_metadata(metadata)  # the engine's checks, so bad input fails the same way on every provider
         now = ensure_aware(now)
-        role_s = role_name(role)
-        n = self.db.execute("SELECT count(*) FROM facts").fetchone()[0]
+        role_s = check_role(role)
+        # the last row number, not the row count: a count falls after a forget and gave a stored row's id
+        # again; every stored row's number was below it when its id was made (and it equals the count
+        # in a store nothing was forgotten from, so those ids are as before)
+        n = self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM facts").fetchone()[0]
         fid = f"lite_{content_id(f'{project}|{now.isoformat()}|{content}|{n}')}"
         vec = self.embedder.embed_passages([content])[0].astype("<f4")
         with self.db:
             self.db.execute("INSERT INTO facts(id, project, role, session, content, created_at, metadata, embedding) VALUES (?,?,?,?,?,?,?,?)",
-                            (fid, project, role_s, session, content, now.isoformat(), json.dumps(dict(metadata or {}), default=str), vec.tobytes()))
+                            (fid, project, role_s, session, content, now.isoformat(), json.dumps(metadata or {}), vec.tobytes()))
         self._matrix.pop(project, None)
         return EncodeResult(True, fid, "stored (append-only)")
 
@@ -78,6 +84,8 @@ class LiteMemoryProvider:
     def recall(self, *, query: str, top_k: int = 10, project: str = "default", now: datetime | None = None,
                kinds: Sequence[MemoryKind] | None = None) -> RecallResult:
         check_query(query, top_k)
+        check_name(project, "project")
+        kinds = check_kinds(kinds)
         now = ensure_aware(now)
         rows, mat = self._rows(project)
         if not rows or (kinds and MemoryKind.FACT not in kinds):

@@ -41,7 +41,7 @@ from ..contract import ConsolidationReport, EncodeResult, MemoryKind, RecallHit,
 from ..embedders import Embedder
 from ..embedders.serve import EmbeddingServer
 from ..records import ensure_aware
-from ..validate import check_content, check_query, role_name, unused_loopback_port
+from ..validate import check_content, check_kinds, check_metadata, check_name, check_query, check_role, unused_loopback_port
 from .scratch import scratch_dir
 
 
@@ -112,8 +112,11 @@ class Mem0Provider:
     def encode(self, *, content: str, role: Role | str = Role.USER, session: str | None = None, project: str = "default",
                now: datetime | None = None, metadata: Mapping[str, Any] | None = None) -> EncodeResult:
         check_content(content)
+        check_name(project, "project")
+        check_name(session, "session", optional=True)
+        metadata = check_metadata(metadata)  # the engine's checks: bad input fails the same way on every provider
         now = ensure_aware(now)
-        role_s = role_name(role)
+        role_s = check_role(role)
         md = {"naia_created_ts": now.timestamp(), "naia_role": role_s, "naia_session": session or ""}
         if metadata and metadata.get("source_id") is not None:
             md["naia_source_id"] = str(metadata["source_id"])
@@ -127,6 +130,8 @@ class Mem0Provider:
     def recall(self, *, query: str, top_k: int = 10, project: str = "default", now: datetime | None = None,
                kinds: Sequence[MemoryKind] | None = None) -> RecallResult:
         check_query(query, top_k)
+        check_name(project, "project")
+        check_kinds(kinds)
         now_ts = ensure_aware(now).timestamp()
         res = self.memory.search(query, top_k=top_k * self.oversample, filters={"user_id": project}, threshold=0.0)
         hits = []
