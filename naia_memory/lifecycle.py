@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import inspect
 import logging
+import math
+import numbers
 import threading
 from datetime import datetime
 from pathlib import Path
@@ -23,6 +25,7 @@ from .ownership import locked
 from .recall.context import index_text
 from .records import ACTIVE, ARCHIVED, MemoryRecord, ensure_aware
 from .stores.port import RecordFilter, StoragePort
+from .validate import check_name
 
 if TYPE_CHECKING:
     from .engine import MemorySystem
@@ -161,6 +164,8 @@ class LifecycleControls:
         """An incognito conversation: nothing said in ``session`` is embedded,
         scored, stored or carried as context into a later turn. Recall still
         answers from what was kept before."""
+        check_name(session, "session")  # None would mark nothing (turns without a session are never incognito)
+        check_name(project, "project")
         key = (project, session)
         if on:
             self.encoder.incognito.add(key)
@@ -171,8 +176,9 @@ class LifecycleControls:
     # ------------------------------------------------------------------ background consolidation
     def start_consolidation(self, interval_s: float = 1800.0) -> None:
         """Run ``consolidate`` every ``interval_s`` seconds until stopped. Never automatic."""
-        if interval_s <= 0:
-            raise InvalidInput("interval_s must be positive")
+        if isinstance(interval_s, bool) or not isinstance(interval_s, numbers.Real) or not math.isfinite(interval_s) \
+                or interval_s <= 0:  # a NaN or an inf killed the timer's thread while it still read as running
+            raise InvalidInput(f"interval_s must be a positive number of seconds, got {interval_s!r}")
         with self._lock:
             self.stop_consolidation()
             self._timer_interval = interval_s

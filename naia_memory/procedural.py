@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from .contract import MemoryKind, RecallHit
+from .contract import InvalidInput, MemoryKind, RecallHit
 from .hits import to_hit
 from .records import ACTIVE, MemoryRecord, ensure_aware
 from .stores.port import RecordFilter
@@ -50,11 +50,14 @@ class ProceduralMemory:
     def record(self, skill: str, *, success: bool, context: str = "", approach: str = "", detail: str = "",
                now: datetime | None = None) -> str:
         """Store one outcome; returns its id."""
-        check_content(skill)
+        check_content(skill, "skill")
+        for name, text in (("context", context), ("approach", approach), ("detail", detail)):
+            if not isinstance(text, str):
+                raise InvalidInput(f"{name} must be text (or empty), got {text!r}")
         now = ensure_aware(now)
         verdict = "worked" if success else "failed"
         parts = [f"{skill} {verdict}"] + [p for p in (f"in {context}" if context else "", f"with {approach}" if approach else "") if p]
-        content = " ".join(parts) + (f": {detail}" if detail else "")
+        content = check_content(" ".join(parts) + (f": {detail}" if detail else ""), "the outcome")  # length, text
         sys = self.system
         with sys._lock:
             sys._check_open()

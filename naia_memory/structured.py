@@ -21,6 +21,7 @@ from .contract import InvalidInput, MemoryKind
 from .llm.client import ChatClient
 from .records import ACTIVE, MemoryRecord, ensure_aware
 from .stores.port import RecordFilter
+from .validate import check_content, check_query
 
 if TYPE_CHECKING:
     from .engine import MemorySystem
@@ -130,8 +131,10 @@ class StructuredMemory:
         now = ensure_aware(now or fact.timestamp)
         self.subjects.setdefault(subject.name, subject)
         values = [fact.value] if isinstance(fact, SingleFact) else list(dict.fromkeys(fact.values))
-        if not values or any(not str(v).strip() for v in values):
-            raise InvalidInput("a fact needs non-empty values")
+        if not values or any(not isinstance(v, str) or not v.strip() for v in values):
+            raise InvalidInput(f"a fact needs non-empty text values, got {values!r}")
+        for v in values:  # the length and text checks encode applies, on what will be stored
+            check_content(f"{fact.concept.description or fact.concept.keyword}: {v}", "fact")
         if isinstance(fact, SingleFact) and fact.concept.fact_type is not FactType.SINGLE:
             raise InvalidInput(f"{fact.concept.keyword} is a MULTIPLE concept: save MultipleFacts")
         if isinstance(fact, MultipleFacts) and fact.concept.fact_type is not FactType.MULTIPLE:
@@ -142,13 +145,16 @@ class StructuredMemory:
             current = self._records(fact.concept.keyword, subject.name, scope.key(), exact_scope=True)
             held = {r.value: r for r in current}
             written: list[str] = []
+            # every new value embedded before anything is written: an embedder that fails leaves the store as it was
+            made = {v: self._record(fact.concept, v, subject, scope, now) for v in values if v not in held}
+            vecs = {v: sys._embed_one(rec.content) for v, rec in made.items()}
             for v in values:
                 if v in held:  # said again: a reaffirmation, not a second copy
                     held[v].updated_at = now
                     sys.store.update(held[v])
                     continue
-                rec = self._record(fact.concept, v, subject, scope, now)
-                sys.store.put(rec, sys._embed_one(rec.content))
+                rec = made[v]
+                sys.store.put(rec, vecs[v])
                 sys.index.add(rec)
                 sys.store.graph.add_cooccurrence(rec.entities)
                 written.append(rec.id)
@@ -222,6 +228,7 @@ class StructuredMemory:
                             scope: MemoryScope | None = None, *, top_k: int = 10, now: datetime | None = None) -> list[Fact]:
         """Facts whose concept or value is nearest in meaning to ``description``
         (the engine's recall over structured facts only; read-only)."""
+        check_query(description, top_k)
         subs = {s.name for s in ([subjects] if isinstance(subjects, MemorySubject) else subjects)}
         now = ensure_aware(now)
         flt = RecordFilter(project=self.project, kinds=(MemoryKind.FACT,), statuses=(ACTIVE,), created_before=now)

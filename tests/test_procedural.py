@@ -41,3 +41,15 @@ def test_corrective_recall_after_a_failure(tmp_path, tokenizer, t0, kind):
     m.forget(memory_id=fail)
     assert pm.report("deploy", "prod").failures == 0
     m.close()
+
+
+@pytest.mark.parametrize("kwargs", [{"detail": "x" * 100_001}, {"detail": "bad\udcff"}, {"context": 5}, {"approach": None}])
+def test_record_refuses_what_encode_refuses_and_writes_nothing(tmp_path, tokenizer, t0, kwargs):
+    """Found by a review in session 32: an outcome past the content limit,
+    a lone surrogate or a non-text context was stored."""
+    m = MemorySystem(store=naia_store("json", tmp_path), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer, config=EngineConfig())
+    pm = ProceduralMemory(m)
+    with pytest.raises(ValueError):
+        pm.record("deploy", success=False, now=t0, **kwargs)
+    assert pm.report("deploy").attempts == 0 and len(m.store) == 0
+    m.close()

@@ -94,3 +94,40 @@ def test_detection_through_a_model_and_the_no_memory_provider(memory, t0):
     assert len(m.store) == before  # nothing saved from an answer that did not parse
     none = NoMemory()
     assert none.save(SingleFact(LANG, "Kotlin"), USER, APP) == [] and none.load(LANG, USER, APP) == [] and none.load_all([USER]) == []
+
+
+# ---- the door checks encode applies (found by a review in session 32; each fails on the code before it) ----
+
+@pytest.mark.parametrize("value", [None, 5, "Ru\udcffst", "x" * 100_001])
+def test_save_refuses_what_encode_refuses_and_writes_nothing(memory, t0, value):
+    m, sm = memory
+    before = len(m.store)
+    with pytest.raises(ValueError):
+        sm.save(SingleFact(LANG, value), USER, APP, now=t0)
+    assert sm.load(LANG, [USER], APP) == [] and len(m.store) == before
+
+
+def test_a_save_whose_embedder_fails_writes_nothing(memory, t0, monkeypatch):
+    m, sm = memory
+    sm.save(MultipleFacts(KNOWN, ["Python"]), USER, APP, now=t0)
+    calls = []
+
+    def flaky(text):
+        calls.append(text)
+        if len(calls) > 1:
+            raise RuntimeError("the embedder went away")
+        return HashingEmbedder(dim=64).embed_passages([text])[0]
+
+    monkeypatch.setattr(m, "_embed_one", flaky)
+    before = sorted(r.content for r in m.store.records())
+    with pytest.raises(RuntimeError):
+        sm.save(MultipleFacts(KNOWN, ["Go", "Rust"]), USER, APP, now=t0 + timedelta(days=1))
+    assert sorted(r.content for r in m.store.records()) == before  # "Go" was embedded, then "Rust" failed: neither
+
+
+def test_load_by_description_refuses_an_empty_query_and_a_bad_top_k(memory, t0):
+    m, sm = memory
+    sm.save(SingleFact(LANG, "Rust"), USER, APP, now=t0)
+    for desc, k in (("", 10), ("language", -1), ("language", 0)):
+        with pytest.raises(ValueError):
+            sm.load_by_description(desc, [USER], top_k=k)

@@ -9,6 +9,7 @@ from datetime import timedelta
 import pytest
 
 from naia_memory import EngineConfig, ForgetVerifier, MemoryKind, MemorySystem, VerifierRequired
+from naia_memory.contract import InvalidInput
 from naia_memory.embedders import HashingEmbedder
 from naia_memory.llm.client import ScriptedLLM
 from naia_memory.llm.extractor import UnparseableAnswer
@@ -153,4 +154,35 @@ def test_history_of_a_fact_whose_links_loop_ends(tmp_path, tokenizer, t0):
     old.supersedes = new  # the loop: old <- new <- old
     m.store.update(old)
     assert [h.content for h in m.history(memory_id=new)] == ["I work at Kakao", "I work at Naver"]
+    m.close()
+
+
+# ---- loose doors found by a review in session 32; each fails on the code before it ----------------------
+
+@pytest.mark.parametrize("bad", [{"importance": float("nan")}, {"importance": float("inf")}, {"role_weight": -1.0},
+                                 {"role_weight": float("inf")}, {"importance": "abc"}, {"importance": None},
+                                 {"emotion": True}, ["importance"]])
+def test_importance_overrides_must_be_finite_numbers(tmp_path, tokenizer, t0, bad):
+    m = MemorySystem(store=naia_store("json", tmp_path), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer, config=EngineConfig())
+    with pytest.raises(InvalidInput):
+        m.encode(content="I keep bees on the roof", importance=bad, now=t0)
+    assert len(m.store) == 0
+    assert m.encode(content="I keep bees on the roof", importance={"importance": 1.0, "role_weight": 2}, now=t0).stored
+    m.close()
+
+
+@pytest.mark.parametrize("interval", [float("nan"), float("inf"), 0, -5, "60", True])
+def test_a_consolidation_timer_needs_a_positive_finite_interval(tmp_path, tokenizer, interval):
+    m = MemorySystem(store=naia_store("json", tmp_path), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer, config=EngineConfig())
+    with pytest.raises(InvalidInput):
+        m.start_consolidation(interval)
+    assert not m.consolidation_running
+    m.close()
+
+
+@pytest.mark.parametrize("args", [{"session": None}, {"session": ""}, {"session": "s1", "project": ""}])
+def test_incognito_needs_a_session_it_can_mark(tmp_path, tokenizer, args):
+    m = MemorySystem(store=naia_store("json", tmp_path), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer, config=EngineConfig())
+    with pytest.raises(InvalidInput):
+        m.set_incognito(**args)
     m.close()

@@ -6,6 +6,8 @@ from the nearest existing memories) to keep this module pure.
 """
 from __future__ import annotations
 
+import math
+import numbers
 import re
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
@@ -130,10 +132,17 @@ def score(
     util = utility(text, cfg)
     role_w = cfg.role_weights.get(str(role), 0.5)
     axes = {"importance": imp, "surprise": float(surprise), "emotion": emo, "utility": util, "role_weight": role_w}
+    if overrides is not None and not isinstance(overrides, Mapping):
+        raise InvalidInput(f"importance overrides must be a mapping of axis to number, got {overrides!r}")
     for key, val in (overrides or {}).items():
         if key not in axes:
             raise InvalidInput(f"unknown importance override {key!r}; use one of {sorted(axes)}")
-        if not 0.0 <= float(val) <= 1.0 and key != "role_weight":
+        # a number, finite: NaN silently gated the turn, inf was stored and written as a non-standard "Infinity"
+        if isinstance(val, bool) or not isinstance(val, numbers.Real) or not math.isfinite(val):
+            raise InvalidInput(f"importance override {key}={val!r} must be a finite number")
+        if key == "role_weight" and val < 0:
+            raise InvalidInput(f"importance override role_weight={val} must not be negative")
+        if key != "role_weight" and not 0.0 <= val <= 1.0:
             raise InvalidInput(f"importance override {key}={val} outside [0, 1]")
         axes[key] = float(val)
     combined = axes["role_weight"] * axes["utility"] * (
