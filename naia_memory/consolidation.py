@@ -84,20 +84,23 @@ class Consolidator:
         return split(text) if split else [text]
 
     def consolidate_all(self, episodes: list[MemoryRecord], now: datetime,
-                        progress: Callable[[int, int], None] | None = None) -> list[Decision]:
+                        progress: Callable[[int, int], None] | None = None,
+                        into: list[Decision] | None = None) -> list[Decision]:
         """Every waiting episode, in order, as ``consolidate_episode`` one by
         one would, but with the candidates' nearest facts found up front in
         one matrix product (``_Lookahead``) instead of one scan of the fact
-        matrix per candidate."""
+        matrix per candidate. ``into``: each decision is appended there as it
+        is made, so a caller whose judge fails part-way (a model server gone)
+        still holds the decisions behind what was already written."""
         plan = [(ep, *self._extract(ep, now)) if ep.role == "user" else (ep, [], []) for ep in episodes]
         batch = [(ep, c) for ep, cands, _ in plan for c in cands]
         vecs = self.embed_many([c.content for _, c in batch]) if batch else []
         self._ahead = _Lookahead.start(self.store, [(ep.project, v) for (ep, _), v in zip(batch, vecs)],
                                        self.config.update_candidates, keys=[id(c) for _, c in batch])
         try:
-            out: list[Decision] = []
+            out: list[Decision] = [] if into is None else into
             for done, (ep, cands, logged) in enumerate(plan, start=1):
-                out.extend(self.consolidate_episode(ep, now, (cands, logged)))
+                self.consolidate_episode(ep, now, (cands, logged), into=out)
                 if progress is not None:
                     progress(done, len(plan))
             return out
@@ -105,14 +108,23 @@ class Consolidator:
             self._ahead = None
 
     def consolidate_episode(self, ep: MemoryRecord, now: datetime,
-                            extracted: tuple[list[FactCandidate], list[Decision]] | None = None) -> list[Decision]:
+                            extracted: tuple[list[FactCandidate], list[Decision]] | None = None,
+                            into: list[Decision] | None = None) -> list[Decision]:
+        """``into``: where the decisions go as they are made (see ``consolidate_all``);
+        an episode whose judge fails part-way is not marked done, so it is
+        taken up again, and what it already wrote is then found as said."""
         if ep.role != "user":  # assistant turns never become facts
             ep.consolidated = True
             self.store.update(ep)
             self.index.pending.discard(ep.id)
             return []
         cands, logged = extracted if extracted is not None else self._extract(ep, now)
-        out = logged + [self._integrate(c, ep, now) for c in cands]
+        sink = [] if into is None else into
+        start = len(sink)
+        sink.extend(logged)
+        for c in cands:
+            sink.append(self._integrate(c, ep, now))
+        out = sink[start:]
         if any(d.op is DecisionOp.UNDECIDED for d in out):
             ep.metadata["undecided_attempts"] = ep.metadata.get("undecided_attempts", 0) + 1
         else:

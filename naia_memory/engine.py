@@ -22,6 +22,7 @@ from .contract import (
     decision_json,
     InvalidInput,
     ConsolidationReport,
+    Decision,
     EncodeResult,
     ImportanceScore,
     MemoryKind,
@@ -272,7 +273,14 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
             if not self.config.consolidation:
                 return ConsolidationReport(0, ())
             episodes = [e for e in self.consolidator.waiting(now) if project is None or e.project == project]
-            decisions = self.consolidator.consolidate_all(episodes, now, progress)
+            decisions: list[Decision] = []
+            try:
+                self.consolidator.consolidate_all(episodes, now, progress, into=decisions)
+            except BaseException:  # the judge failed part-way: what was written is logged and kept, not left unlogged
+                if decisions:
+                    self.store.append_log(decision_json(d) for d in decisions)
+                    self.store.commit()
+                raise
             if self.config.summaries:
                 decisions += self.summaries.run(now, project)
             if self.config.reflection:

@@ -129,8 +129,16 @@ class LifecycleControls:
         that fails part-way, or answers with a wrong shape or a NaN, leaves the
         memory on its old vectors."""
         with self._lock:
-            self._check_open()  # on a shared SQLite file: every row another process added is re-embedded too
-            recs, vecs = _reembedded(self.store, embedder, batch_size, progress)
+            self._check_open()
+            hold = getattr(self.store, "hold_writes", None)  # a shared SQLite file: no other process adds a row
+            if hold is not None:                              # until the new vectors are in (the last commit below)
+                hold()
+            try:
+                recs, vecs = _reembedded(self.store, embedder, batch_size, progress)
+            except BaseException:
+                if hold is not None:
+                    self.store.commit()  # nothing was written: this lets the other processes go on
+                raise
             self.store.rebind_embedder(embedder.name, embedder.dim)
             return self._take_vectors(embedder, recs, vecs)
 

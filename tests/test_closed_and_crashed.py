@@ -126,3 +126,106 @@ def test_a_crash_inside_forget_leaves_no_forgotten_words_after_reopening(tmp_pat
                 assert b"hunter2" not in fh.read(), f"forgotten words still in {f}"
     finally:
         m2.close()
+
+
+def test_a_consolidation_whose_judge_fails_part_way_logs_what_it_wrote(tmp_path):
+    """The model answers once, then its server is gone: the fact already made
+    is in the store, so its decision is in the audit log too (it used to be
+    written by the next commit with no log entry saying where it came from)."""
+    from naia_memory.llm.client import LLMError, ScriptedLLM
+    from naia_memory.llm.contradiction_filter import LLMContradictionFilter
+
+    p = str(tmp_path / "s.json")
+    judge = LLMContradictionFilter(ScriptedLLM(['{"op":"UPDATE","target":1}']))
+    m = MemorySystem(store=LocalStore(p), embedder=HashingEmbedder(dim=64), contradiction_filter=judge)
+    for i, t in enumerate(["I live in Seoul", "I live in Busan now", "I live in Daegu now"]):
+        m.encode(content=t, now=T0 + timedelta(seconds=i))
+    with pytest.raises(LLMError):
+        m.consolidate(now=T0 + timedelta(seconds=5))
+    m.close()
+    s = LocalStore(p)
+    try:
+        facts = [r for r in s.records() if r.kind.value == "fact"]
+        assert facts, "the scenario needs a fact written before the judge failed"
+        logged = {i for e in s.log() for i in (e.get("fact_id"), e.get("target_id")) if i}
+        assert not [(f.content, f.status) for f in facts if f.id not in logged], s.log()
+        waiting = [r for r in s.records() if r.kind.value == "episode" and not r.consolidated]
+        assert waiting, "the turns the judge did not finish wait for the next consolidation"
+    finally:
+        s.close()
+
+
+def test_edit_on_a_shared_sqlite_file_sees_the_other_process_edit(tmp_path):
+    """Two systems over one SQLite file (two processes, as far as SQLite can
+    tell): the second edit of one fact is refused, not a fork into two
+    current versions."""
+    from naia_memory.contract import InvalidInput
+    from naia_memory.stores.sqlite_store import SqliteStore
+
+    p = str(tmp_path / "s.db")
+    emb = HashingEmbedder(dim=64)
+    a = MemorySystem(store=SqliteStore(p), embedder=emb)
+    a.encode(content="I live in Seoul", now=T0)
+    a.consolidate(now=T0 + timedelta(seconds=1))
+    fid = a.facts()[0].id
+    b = MemorySystem(store=SqliteStore(p), embedder=emb)
+    b.edit(memory_id=fid, content="I live in Busan", now=T0 + timedelta(seconds=2))
+    with pytest.raises(InvalidInput, match="superseded"):
+        a.edit(memory_id=fid, content="I live in Daegu", now=T0 + timedelta(seconds=3))
+    a.close()
+    b.close()
+    c = MemorySystem(store=SqliteStore(p), embedder=emb)
+    try:
+        assert [h.content for h in c.facts()] == ["I live in Busan"]
+    finally:
+        c.close()
+
+
+def test_reindex_on_a_shared_sqlite_file_covers_the_other_process_rows(tmp_path):
+    from naia_memory.stores.sqlite_store import SqliteStore
+
+    p = str(tmp_path / "s.db")
+    a = MemorySystem(store=SqliteStore(p), embedder=HashingEmbedder(dim=64))
+    a.encode(content="I live in Seoul", now=T0)
+    b = MemorySystem(store=SqliteStore(p), embedder=HashingEmbedder(dim=64))
+    b.encode(content="My dog is named Bori", now=T0 + timedelta(seconds=1))
+    assert a.reindex(HashingEmbedder(dim=32)) == 2
+    a.close()
+    b.close()
+    s = SqliteStore(p)  # the file used to stop opening: "record ... has a 64-d vector, store is 32-d"
+    try:
+        assert sorted(r.content for r in s.records()) == ["I live in Seoul", "My dog is named Bori"]
+    finally:
+        s.close()
+
+
+def test_no_other_process_adds_a_row_while_a_sqlite_store_is_reindexed(tmp_path):
+    """The rows are read, embedded (slow, with a real model), then the file's
+    dimension switches: a row another process added in between stayed on the
+    old dimension and the file stopped opening. Now the re-embedding holds the
+    write lock: the other writer waits (here: gives up after its busy timeout)."""
+    from naia_memory.stores.sqlite_store import SqliteStore
+
+    p = str(tmp_path / "s.db")
+    a = MemorySystem(store=SqliteStore(p), embedder=HashingEmbedder(dim=64))
+    a.encode(content="I live in Seoul", now=T0)
+    b = MemorySystem(store=SqliteStore(p, busy_timeout_ms=50), embedder=HashingEmbedder(dim=64))
+    refused = []
+
+    class Slow(HashingEmbedder):
+        def embed_passages(self, texts):
+            try:  # the other process writes while this one embeds
+                b.encode(content="My dog is named Bori", now=T0 + timedelta(seconds=1))
+            except Exception as e:  # noqa: BLE001 - SQLite's busy error, whatever its wrapping
+                refused.append(e)
+            return super().embed_passages(texts)
+
+    a.reindex(Slow(dim=32))
+    assert refused, "the other writer got in while the rows were being re-embedded"
+    a.close()
+    b.close()
+    s = SqliteStore(p)
+    try:
+        assert [r.content for r in s.records()] == ["I live in Seoul"] and s.meta()["embedder"]["dim"] == 32
+    finally:
+        s.close()

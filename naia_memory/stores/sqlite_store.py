@@ -326,6 +326,19 @@ class SqliteStore(CachedReads):
         """Re-read every record from the file: another process may have written
         since this one loaded (a forget must cover its memories too)."""
         self.commit()
+        self._reload()
+
+    def hold_writes(self) -> None:
+        """Take the file's write lock now, and catch up with what others
+        committed before it: from here to the next ``commit`` no other process
+        adds a row, so an operation over every row (a re-embedding) covers them
+        all. (It used to re-embed the rows it knew and switch the file's
+        dimension under another process's newer rows, which then no longer opened.)"""
+        self._begin()
+        if self._data_version() != self._seen_version:
+            self._reload()
+
+    def _reload(self) -> None:
         self._cache = RecordCache(hnsw_from=self._cache.hnsw_from)
         self._rowid.clear()
         self._by_rowid.clear()
