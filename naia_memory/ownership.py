@@ -22,7 +22,7 @@ from .forgetting import forget_closure, give_back_edges, unlink
 from .hits import to_hit
 from .records import ACTIVE, PATH_KEY, MemoryRecord, ensure_aware, predecessors
 from .stores.port import RecordFilter
-from .validate import check_content, check_kinds, check_name, check_query
+from .validate import check_content, check_kinds, check_memory_id, check_name, check_query
 
 
 log = logging.getLogger("naia_memory")
@@ -47,11 +47,11 @@ class VerifierRequired(RuntimeError):
 class OwnerControls:
     @locked
     def get(self, memory_id: str) -> RecallHit | None:
-        r = self.store.get(memory_id)
+        r = self.store.get(check_memory_id(memory_id))
         return to_hit(r, 0.0) if r else None
 
     def _require(self, memory_id: str) -> MemoryRecord:
-        r = self.store.get(memory_id)
+        r = self.store.get(check_memory_id(memory_id))
         if r is None:
             raise UnknownMemoryError(f"no memory with id {memory_id!r}")
         return r
@@ -70,6 +70,7 @@ class OwnerControls:
 
     @locked
     def facts(self, *, project: str = "default", include_inactive: bool = False) -> list[RecallHit]:
+        check_name(project, "project")
         statuses = None if include_inactive else (ACTIVE,)
         recs = self.store.records(RecordFilter(project=project, kinds=(MemoryKind.FACT,), statuses=statuses))
         return [to_hit(r, 0.0) for r in sorted(recs, key=lambda r: (r.created_at, r.id))]

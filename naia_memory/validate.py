@@ -55,6 +55,13 @@ ENGINE_KEYS = frozenset({
 TEXT_KEYS = ("source_id", "speaker", "subject")  # a caller's to set, read back as text
 
 
+def check_memory_id(memory_id: object) -> str:
+    """An id is text; a list or a dict reached the store's dict as a TypeError."""
+    if not isinstance(memory_id, str) or not memory_id:
+        raise InvalidInput(f"memory_id must be a non-empty string, got {memory_id!r}")
+    return memory_id
+
+
 def check_metadata(metadata: object) -> dict[str, Any] | None:
     """JSON-writable, string keys, at most MAX_METADATA_BYTES once written;
     none of the engine's own keys, and text where the engine reads text."""

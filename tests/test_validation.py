@@ -48,7 +48,10 @@ def test_bad_values_are_refused_and_the_store_stays_usable(kind, tmp_path, token
     for call in (lambda: m.recall(query="bees", project=None), lambda: m.recall(query="bees", kinds="episode"),
                  lambda: m.recall(query="", now=t0), lambda: m.recall(query="bees", kinds=["nope"]),
                  lambda: m.recall_many(queries="bees"), lambda: m.forget(project=""),
-                 lambda: m.edit(memory_id=m.memories()[0].id, content=""), lambda: m.edit(memory_id=m.memories()[0].id, content=None)):
+                 lambda: m.edit(memory_id=m.memories()[0].id, content=""), lambda: m.edit(memory_id=m.memories()[0].id, content=None),
+                 # an id is text, a project a name (session 32: a list or a dict as an id was a TypeError deep in the store)
+                 lambda: m.get({}), lambda: m.history(memory_id=[1]), lambda: m.show(memory_id=None),
+                 lambda: m.forget(memory_id=5), lambda: m.facts(project="")):
         with pytest.raises(ValueError):
             call()
     assert m.recall(query="bees", kinds=["episode"], now=t0 + timedelta(hours=1)).contents() == ["I keep bees on the roof"]
