@@ -330,7 +330,8 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
         now = ensure_aware(now)
         flt = RecordFilter(project=project, kinds=check_kinds(kinds), statuses=(ACTIVE,), created_before=now)
         embed_many = getattr(self.embedder, "embed_queries", None)
-        needs_vector = self.config.vector or self.config.mmr
+        # memory off: nothing is recalled, so no query goes to the embedder (which may be a service elsewhere)
+        needs_vector = (self.config.vector or self.config.mmr) and self.encoder.enabled
         if needs_vector and embed_many is not None:  # one row per query, or an error: never a query silently dropped
             vecs = list(check_shape(embed_many(list(queries)), len(queries), self.embedder.dim, self.embedder.name))
         elif needs_vector:

@@ -28,6 +28,10 @@ class CountingEmbedder(HashingEmbedder):
         self.seen.extend(texts)
         return super().embed_passages(texts)
 
+    def embed_query(self, text):
+        self.seen.append(text)
+        return super().embed_query(text)
+
 
 @pytest.fixture(params=["json", "sqlite", "qdrant"])
 def kind(request):
@@ -79,8 +83,11 @@ def test_memory_off_until_the_host_turns_it_on(tmp_path, tokenizer, t0, kind):
     m.encode(content="I live in Porto", now=t0)
     assert m.recall(query="Porto", now=t0 + timedelta(hours=1)).contents() == ["I live in Porto"]
     m.disable()
+    m.embedder.seen.clear()
     off = m.recall(query="Porto", now=t0 + timedelta(hours=1))
     assert off.hits == () and off.timings_ms == {"memory_off": 1.0}
+    assert [r.hits for r in m.recall_many(queries=["Porto", "where do I live"], now=t0 + timedelta(hours=1))] == [(), ()]
+    assert m.embedder.seen == []  # memory off: not even a query goes to the embedder (session 32: recall_many sent them)
     m.close()
 
 

@@ -188,9 +188,9 @@ class RecallPipeline:
                 score = boost(cols.filed_under(attrs), 1.0 + cfg.attribute_weight)
         asked = date_windows(query) + relative_windows(query, now) if cfg.time or cfg.present or cfg.as_said else []
         morphs = morphemes(self.tokenizer, query) if cfg.present or cfg.as_said else ()
-        # a question about how things were (a past tense, a time that is over, a date) is answered by what
-        # was said then: a turn whose fact a later one replaced is neither discounted nor folded under it
-        self._as_said = cfg.as_said and (bool(asked) or asks_about_past(query, morphs))
+        # a question about how things were (a past tense, a time that is over) is answered by what was said
+        # then: a turn whose fact a later one replaced is neither discounted nor folded under it ("today" is not over)
+        self._as_said = cfg.as_said and (any(end <= now for _, end in asked) or asks_about_past(query, morphs))
         if cfg.present and cfg.present_weight and not named and not asked \
                 and asks_about_now(query, morphs):
             self._newer = NewerFirst.of_stamps(cols.stamp, cfg.present_weight)
