@@ -276,17 +276,17 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
             decisions: list[Decision] = []
             try:
                 self.consolidator.consolidate_all(episodes, now, progress, into=decisions)
-            except BaseException:  # the judge failed part-way: what was written is logged and kept, not left unlogged
+                if self.config.summaries:
+                    self.summaries.run(now, project, into=decisions)
+                if self.config.reflection:
+                    self.reflector.run(now, project, into=decisions)
+                if self.config.decay:
+                    self.apply_decay(now=now, _commit=False)
+            except BaseException:  # a model failed part-way: what was written is logged and kept, not left unlogged
                 if decisions:
                     self.store.append_log(decision_json(d) for d in decisions)
                     self.store.commit()
                 raise
-            if self.config.summaries:
-                decisions += self.summaries.run(now, project)
-            if self.config.reflection:
-                decisions += self.reflector.run(now, project)
-            if self.config.decay:
-                self.apply_decay(now=now, _commit=False)
             self.store.append_log(decision_json(d) for d in decisions)
             self.store.commit()
             return ConsolidationReport(len(episodes), tuple(decisions))

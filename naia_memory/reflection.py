@@ -66,7 +66,8 @@ class Reflector:
             raise ReflectionError(f"the store returned derived memories as evidence: {leaked}")
         return [r for r in out if r.role == "user"]  # said on the user's side (its facts and turns)
 
-    def run(self, now: datetime, project: str | None = None) -> list[Decision]:
+    def run(self, now: datetime, project: str | None = None, into: list[Decision] | None = None) -> list[Decision]:
+        """``into``: as ``TopicSummaries.run``'s: the decisions land there as they are made."""
         by_person: dict[tuple[str, str], list[MemoryRecord]] = {}
         for r in self.evidence(project, now):
             by_person.setdefault((r.project, about(r)), []).append(r)
@@ -74,7 +75,7 @@ class Reflector:
         for proj, who in by_person:
             names[proj].update(self.tokenizer.tokens(who.replace("/", " ")))
         said = {key: self._said(recs, names[key[0]]) for key, recs in by_person.items()}
-        decisions: list[Decision] = []
+        decisions: list[Decision] = [] if into is None else into
         for (proj, who), recs in sorted(by_person.items()):
             rest = [s for (p, w), ss in said.items() if p == proj and w != who for s in ss.values()]
             counts: dict[str, int] = {}
@@ -82,7 +83,7 @@ class Reflector:
                 for w in set(words):
                     counts[w] = counts.get(w, 0) + 1
             others = {w: c / len(rest) for w, c in counts.items()} if rest else None
-            decisions += self._reflect(proj, who, recs, said[(proj, who)], others, now)
+            decisions.extend(self._reflect(proj, who, recs, said[(proj, who)], others, now))
         return decisions
 
     def _said(self, recs: list[MemoryRecord], names: set[str]) -> dict[str, tuple[str, ...]]:

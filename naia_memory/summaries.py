@@ -47,8 +47,11 @@ class TopicSummaries:
         self.hierarchy, self.new_id, self.embed_one, self.writer = hierarchy, new_id, embed_one, writer
         self._rejected: set[tuple[str, ...]] = set()  # source sets already refused: not asked again this process
 
-    def run(self, now: datetime, project: str | None = None) -> list[Decision]:
-        decisions = self._retire_outdated(now, project)
+    def run(self, now: datetime, project: str | None = None, into: list[Decision] | None = None) -> list[Decision]:
+        """``into``: each decision is appended there as it is made, so a summariser
+        that fails part-way leaves the caller the decisions behind what it wrote."""
+        decisions = [] if into is None else into
+        decisions.extend(self._retire_outdated(now, project))
         flt = RecordFilter(project=project, kinds=(MemoryKind.FACT,), statuses=(ACTIVE,), created_before=now, evidence=True)
         by_topic: dict[tuple[str, tuple[str, str, str]], list[MemoryRecord]] = {}
         for f in self.store.records(flt):

@@ -375,3 +375,26 @@ def test_themes_are_per_person_and_what_everyone_says_is_no_theme(tmp_path, toke
     assert themes == {"Ana": "cello", "Ben": "marathon"}, themes
     assert made["Ana"].content.startswith('Recurring theme for Ana: "cello"')
     m.close()
+
+
+def test_a_summary_that_fails_leaves_the_consolidation_before_it_logged(tmp_path, tokenizer, t0):
+    """Session 32: the facts a consolidation made were logged only after the
+    summaries and reflections that follow it; a summary step that raised (here
+    the embedder, gone when the summary text is embedded) left those facts in
+    the store with no decision in the audit log."""
+    m = MemorySystem(store=naia_store("json", tmp_path), embedder=HashingEmbedder(dim=256), tokenizer=tokenizer,
+                     config=EngineConfig(summaries=True, summary_min=4, **ONE_TOPIC),
+                     summarizer=LLMSummarizer(ScriptedLLM(_summary_script())))
+    _say(m, FACTS[:3], t0)  # three facts: no topic is ready for a summary yet
+    m.encode(content=FACTS[3], session="s3", now=t0 + timedelta(days=3), metadata={"source_id": "turn-3"})
+
+    def gone(text):
+        raise RuntimeError("the embedder went away")
+
+    m.summaries.embed_one = gone
+    with pytest.raises(RuntimeError, match="went away"):
+        m.consolidate(now=t0 + timedelta(days=3, minutes=1))  # the fourth fact, then the summary
+    facts = [r for r in m.store.records(RecordFilter(kinds=(MemoryKind.FACT,)))]
+    logged = {e.get("fact_id") for e in m.audit_log()}
+    assert len(facts) == 4 and {f.id for f in facts} <= logged, [f.content for f in facts if f.id not in logged]
+    m.close()
