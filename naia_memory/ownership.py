@@ -20,6 +20,7 @@ from .consolidation import source_ids
 from .contract import InvalidInput, MemoryKind, RecallHit, UnknownMemoryError
 from .forgetting import forget_closure, give_back_edges, unlink
 from .hits import to_hit
+from .recall.context import index_text
 from .records import ACTIVE, PATH_KEY, MemoryRecord, ensure_aware, predecessors
 from .stores.port import RecordFilter
 from .validate import check_content, check_kinds, check_memory_id, check_name, check_query
@@ -126,10 +127,23 @@ class OwnerControls:
                 every = list(self.store.records(RecordFilter(statuses=None)))
             gone = forget_closure(every, seeds)
             forgotten = [r for r in every if r.id in gone]
+            words = {r.content for r in forgotten}
+            # a turn that answered a forgotten one carried its text as context (metadata, keywords, vector):
+            # it keeps its own words only, re-embedded before anything is deleted (a failing embedder stops here)
+            carried = [r for r in every if r.id not in gone and r.kind is MemoryKind.EPISODE
+                       and r.metadata.get("context") in words]
+            fresh = [self._embed_one(index_text(r.content, None)) for r in carried]
             for r in forgotten:
                 self.index.remove(r)
                 self.hierarchy.remove(r)
                 self.store.delete(r.id)
+            for r, vec in zip(carried, fresh):
+                del r.metadata["context"]
+                r.tokens = self.tokenizer.tokens(index_text(r.content, None))
+                self.store.set_embedding(r.id, vec)
+                self.store.update(r)
+            # nor does the turn kept in memory for the next one's context bring the words back
+            self.encoder.last_turn = {k: v for k, v in self.encoder.last_turn.items() if v not in words}
             sources = {r.id: source_ids(r) for r in every if r.kind is MemoryKind.EPISODE and r.id not in gone}
             for r in every:
                 if r.id not in gone and unlink(r, gone, sources):

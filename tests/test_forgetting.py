@@ -174,3 +174,43 @@ def test_a_backup_under_its_own_passphrase_is_named_not_silently_kept(tmp_path, 
     assert entry["stale"] == [str(sealed.resolve())] and str(sealed.resolve()) in caplog.text
     assert [p for p in _leaks(tmp_path) if not p.startswith("elsewhere")] == []  # the plain backup was rewritten
     m.close()
+
+
+# ---- session 32 (a review): the turn before, carried as the next turn's context ------------------------
+
+def _leaks_with_stem(folder: Path) -> list[str]:
+    stem = b"zanzibarvill"  # the English stem Kiwi's partner (Snowball) indexes
+    return _leaks(folder) + [f"{p.name}: {n!r}" for p in sorted(folder.rglob("*")) if p.is_file()
+                             for n in (stem, stem.hex().encode("ascii")) if n in p.read_bytes()]
+
+
+@pytest.mark.parametrize("kind", ["json", "sqlite", "sqlite-vec"])
+def test_a_reply_keeps_its_own_words_when_the_question_it_answered_is_forgotten(kind, tmp_path, tokenizer, t0):
+    """A reply is indexed with the turn it answers (metadata, keywords,
+    vector): forgetting the question left its words in the reply."""
+    m = _system(kind, tmp_path, tokenizer)
+    q = m.encode(content=f"Do you remember that I grew up in {SECRET}?", session="s1", now=t0)
+    a = m.encode(content="Yes, it was great!", session="s1", now=t0 + timedelta(minutes=1))
+    assert q.stored and a.stored and SECRET in m.store.get(a.id).metadata["context"]
+    m.forget(memory_id=q.id)
+    kept = m.store.get(a.id)
+    assert kept is not None and "context" not in kept.metadata and kept.content == "Yes, it was great!"
+    assert m.recall(query="was it great", now=t0 + timedelta(hours=1)).contents()[0] == "Yes, it was great!"
+    assert _leaks_with_stem(tmp_path) == []
+    m.close()
+    assert _leaks_with_stem(tmp_path) == []
+
+
+@pytest.mark.parametrize("how", ["id", "project", "everything"])
+def test_the_next_turn_after_a_forget_does_not_carry_the_forgotten_one(how, tmp_path, tokenizer, t0):
+    """The engine keeps each session's last turn in memory for the next
+    turn's context: after a forget, the next short reply wrote the
+    forgotten sentence back to disk."""
+    m = _system("json", tmp_path, tokenizer)
+    q = m.encode(content=f"Did I tell you I grew up in {SECRET}?", session="s1", now=t0)
+    assert q.stored
+    m.forget(**{"id": {"memory_id": q.id}, "project": {"project": "default"}, "everything": {"everything": True}}[how])
+    a = m.encode(content="Yes, it was great!", session="s1", now=t0 + timedelta(minutes=1))
+    assert a.stored and "context" not in m.store.get(a.id).metadata
+    m.close()
+    assert _leaks_with_stem(tmp_path) == []
