@@ -153,3 +153,25 @@ def test_a_tampered_sqlite_record_is_detected(tmp_path, tokenizer, t0):
     db.close()
     with pytest.raises(Damaged, match="failed authentication"):
         SqliteStore(path, passphrase=PASS)
+
+
+def test_a_plain_sqlite_store_emptied_by_forget_is_still_refused_a_passphrase(tmp_path, tokenizer, t0):
+    """Session 32 (a review): the refusal looked at the memories table only;
+    a plain store emptied by forget (its log keeps plain entries) was marked
+    encrypted from then on, and every later forget failed on those rows."""
+    from naia_memory.stores.port import StoreError
+    from naia_memory.stores.sqlite_store import SqliteStore
+
+    p = tmp_path / "m.sqlite"
+    m = MemorySystem(store=SqliteStore(p), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)
+    m.encode(content="I live in Zanzibarville now", now=t0)
+    m.forget(everything=True)
+    m.close()
+    before = p.read_bytes()
+    with pytest.raises(StoreError, match="not encrypted"):
+        SqliteStore(p, passphrase="correct horse battery staple")
+    assert p.read_bytes() == before
+    m = MemorySystem(store=SqliteStore(p), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)  # still plain, still works
+    r = m.encode(content="My diary code is Qwertyzzz", now=t0 + timedelta(days=1))
+    assert m.forget(memory_id=r.id) == 1
+    m.close()

@@ -69,7 +69,11 @@ class SqliteStore(CachedReads):
         self._bm25 = BM25Index()
         migrate(self.db, self.path)
         self._sealer: Sealer | None = None
-        self._open_sealer(passphrase)
+        try:
+            self._open_sealer(passphrase)
+        except BaseException:
+            self.db.close()  # refused: the connection is not left open behind the error
+            raise
         self._fields = Fields(self._sealer, self.path)
         self._seen_version = self._data_version()  # before the read: a commit landing during it is caught up next call
         self._load()
@@ -82,7 +86,9 @@ class SqliteStore(CachedReads):
                 raise StoreError(f"{self.path} is encrypted; open it with passphrase=")
             self._sealer = Sealer.from_header(header.encode("utf-8"), passphrase, self.path)
         elif passphrase is not None:
-            if list(self.db.execute("SELECT 1 FROM memories LIMIT 1")):
+            # anything written in the clear (a store emptied by forget keeps its log and edges) makes it a plain
+            # store: sealing it from here on left plaintext rows nothing could read back, and forget then failed
+            if any(list(self.db.execute(f"SELECT 1 FROM {t} LIMIT 1")) for t in ("memories", "log", "edges")):
                 raise StoreError(f"{self.path} is not encrypted; open it without a passphrase")
             self._sealer = Sealer.new(passphrase)
             with self.db:
