@@ -214,3 +214,35 @@ def test_the_next_turn_after_a_forget_does_not_carry_the_forgotten_one(how, tmp_
     assert a.stored and "context" not in m.store.get(a.id).metadata
     m.close()
     assert _leaks_with_stem(tmp_path) == []
+
+
+def test_qdrant_local_erases_on_a_sqlite_build_that_does_not_zero_freed_pages(tmp_path, t0, monkeypatch):
+    """Qdrant's local mode keeps payloads (the text) in a SQLite file per
+    collection, through the standard sqlite3 module: the erasure held only
+    because this machine's SQLite zeroes freed pages by default; SQLite's own
+    default does not. Emulated by turning that off on Qdrant's connections."""
+    pytest.importorskip("qdrant_client")
+    import sqlite3
+
+    from qdrant_client.local import persistence
+
+    from naia_memory.providers import create_provider
+
+    real_connect = sqlite3.connect
+
+    def default_build(*a, **k):
+        c = real_connect(*a, **k)
+        c.execute("PRAGMA secure_delete=OFF")
+        return c
+
+    monkeypatch.setattr(persistence.sqlite3, "connect", default_build)
+    p = create_provider("qdrant", path=str(tmp_path / "q"), embedder={"kind": "hashing", "dim": 64})
+    filler = [f"I play bass in band number {i} on weekends with friends" for i in range(30)]
+    ids = [p.encode(content=t, now=t0 + timedelta(minutes=i)).id for i, t in enumerate([SECRET_TURNS[0]] + filler)]
+    p.consolidate(now=t0 + timedelta(hours=1))
+    p.store.commit()
+    assert _leaks(tmp_path)
+    p.forget(memory_id=ids[0])
+    assert _leaks(tmp_path) == []
+    p.close()
+    assert _leaks(tmp_path) == []

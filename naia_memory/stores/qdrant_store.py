@@ -260,7 +260,35 @@ class QdrantStore(CachedReads):
         return len(changed)
 
     def erase_freed(self) -> None:
-        """Deletes and overwrites reach Qdrant at commit; in local mode that
-        leaves no forgotten word in its files (tests/test_forgetting.py); a
-        server's storage is the server's to erase."""
+        """Deletes and overwrites reach Qdrant at commit; in local mode each
+        collection is a SQLite file, whose freed pages keep the deleted
+        payloads (the memories' text) unless SQLite zeroes them: many builds
+        do not (SQLite's own default is off), so the pages are zeroed here, on
+        every collection's connection, and the file is rebuilt without them
+        (session 32: the README's promise held only on a build that zeroes by
+        default). A server's storage is the server's to erase."""
         self.commit()
+        for conn in self._local_files():
+            conn.execute("PRAGMA secure_delete=ON")
+            conn.execute("VACUUM")  # rewrites the file from its live pages only
+
+    def _local_files(self) -> list:
+        """The SQLite connections of a local-mode client's collections (none
+        for a server). qdrant-client keeps them inside its local client; if
+        that layout changes, forgetting must not go on silently: it fails."""
+        if "://" in str(self.path):
+            return []
+        local = getattr(self.client, "_client", None)
+        collections = getattr(local, "collections", None)
+        if collections is None:
+            raise StoreError("qdrant-client's local storage is not where naia-memory looks for it "
+                             "(client._client.collections); forgotten text cannot be erased from its files")
+        out = []
+        for c in collections.values():
+            storage = getattr(c, "storage", None)
+            conn = getattr(storage, "storage", None)
+            if storage is not None and conn is None:
+                raise StoreError("a Qdrant local collection keeps no SQLite connection where naia-memory looks for it")
+            if conn is not None:
+                out.append(conn)
+        return out
