@@ -344,7 +344,8 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
         """What was believed at ``at``: superseded facts count if valid then. Read-only."""
         check_name(project, "project")
         at = ensure_aware(at)
-        flt = RecordFilter(project=project, statuses=(ACTIVE, SUPERSEDED), created_before=at, valid_at=at)
+        # faded since is not false then: an archived fact valid at ``at`` was believed at ``at``
+        flt = RecordFilter(project=project, statuses=(ACTIVE, ARCHIVED, SUPERSEDED), created_before=at, valid_at=at)
         return self._recall(query, top_k, flt, at, strengthen=False)
 
     def _recall(self, query: str, top_k: int, flt: RecordFilter, now: datetime, *, strengthen: bool,

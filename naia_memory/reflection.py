@@ -121,8 +121,10 @@ class Reflector:
     def _reflect(self, project: str, who: str, recs: list[MemoryRecord], said: dict[str, tuple[str, ...]],
                  others: dict[str, float] | None, now: datetime) -> list[Decision]:
         c = self.config
-        items = {r.id: Evidence(r.id, r.content, r.session or f"day:{r.created_at:%Y-%m-%d}",
-                                (path_of(r) or (None, None, None))[2], r.created_at, said[r.id], r.kind is MemoryKind.FACT,
+        # when it was said, not when it was consolidated: a fact made on day 5 of a turn said on day 1 is day 1's
+        # (it counted as a session of its own, and dated the pattern to when consolidation ran)
+        items = {r.id: Evidence(r.id, r.content, r.session or f"day:{(r.valid_from or r.created_at):%Y-%m-%d}",
+                                (path_of(r) or (None, None, None))[2], r.valid_from or r.created_at, said[r.id], r.kind is MemoryKind.FACT,
                                 r.provenance[0] if r.kind is MemoryKind.FACT and r.provenance else r.id)
                  for r in recs if r.id in said}
         patterns = find_patterns(list(items.values()), min_sessions=c.reflection_min_sessions,

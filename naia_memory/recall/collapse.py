@@ -21,7 +21,7 @@ Group = tuple[str, float, tuple[str, ...]]
 
 
 @lru_cache(maxsize=1 << 16)
-def _same_text(text: str) -> str:
+def same_text(text: str) -> str:
     return " ".join(text.split()).lower()
 
 
@@ -50,7 +50,7 @@ def collapse_groups(scored: Sequence[tuple[str, float]], provenance: Mapping[str
     by_text: dict[str, int] = {}
     out: list[list] = []
     for head, s in sorted(group_score.items(), key=lambda kv: (-kv[1], kv[0])):
-        key = _same_text(texts.get(head, head)) if texts else head
+        key = same_text(texts.get(head, head)) if texts else head
         if key in by_text:
             out[by_text[key]][2].extend([head, *members.get(head, ())])
             continue

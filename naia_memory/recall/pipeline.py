@@ -27,7 +27,7 @@ from ..embedders.base import Embedder, check_shape
 from ..records import ACTIVE, ARCHIVED, SUMMARY, SUPERSEDED, MemoryRecord
 from ..stores.port import RecordFilter, StoragePort
 from .adjust import AdjustWeights, adjustment_many
-from .collapse import collapse_groups
+from .collapse import collapse_groups, same_text
 from .columns import Columns, speaker_of
 from .fusion import DECIMALS, fuse
 from .profile import is_profile_request, profile_score
@@ -51,7 +51,9 @@ def _after(head: list[Ranked], tail: list[Ranked], top_k: int) -> list[Ranked]:
     """A profile's facts, then similarity hits they do not already cover,
     scaled to rank below the last fact (scores keep falling down the list)."""
     covered = {r.id for r, *_ in head} | {p for r, *_ in head for p in r.provenance} | {m.id for _, _, ms, _ in head for m in ms}
-    rest = [h for h in tail if h[0].id not in covered and not (set(h[0].provenance) & covered)]
+    said = {same_text(r.content) for r, *_ in head}  # no sentence twice: a turn repeating a fact word for word
+    rest = [h for h in tail if h[0].id not in covered and not (set(h[0].provenance) & covered)
+            and same_text(h[0].content) not in said]
     if not head or not rest:
         return (head + rest)[:top_k]
     floor, top = head[-1][1], max(h[1] for h in rest)
@@ -231,7 +233,8 @@ class RecallPipeline:
         prov = {i: list(r.provenance) for i, r in recs.items() if i in adjusted and r.kind is MemoryKind.FACT}
         if flt.valid_at is None and not self._as_said:
             for i in [i for i in adjusted if "stale_fact" in recs[i].metadata]:
-                head = self._current_successor(recs[i].metadata["stale_fact"], cand_flt or flt)
+                # routing narrows which memories become candidates, not what answers for them
+                head = self._current_successor(recs[i].metadata["stale_fact"], replace(cand_flt or flt, topics=None))
                 if head is not None:
                     recs.setdefault(head.id, head)
                     inherited = rel[i]
