@@ -68,6 +68,9 @@ class Reflector:
 
     def run(self, now: datetime, project: str | None = None, into: list[Decision] | None = None) -> list[Decision]:
         """``into``: as ``TopicSummaries.run``'s: the decisions land there as they are made."""
+        retired = self._retire_outdated(now, project)
+        if into is not None:
+            into.extend(retired)
         by_person: dict[tuple[str, str], list[MemoryRecord]] = {}
         for r in self.evidence(project, now):
             by_person.setdefault((r.project, about(r)), []).append(r)
@@ -75,7 +78,7 @@ class Reflector:
         for proj, who in by_person:
             names[proj].update(self.tokenizer.tokens(who.replace("/", " ")))
         said = {key: self._said(recs, names[key[0]]) for key, recs in by_person.items()}
-        decisions: list[Decision] = [] if into is None else into
+        decisions: list[Decision] = retired if into is None else into
         for (proj, who), recs in sorted(by_person.items()):
             rest = [s for (p, w), ss in said.items() if p == proj and w != who for s in ss.values()]
             counts: dict[str, int] = {}
@@ -85,6 +88,26 @@ class Reflector:
             others = {w: c / len(rest) for w, c in counts.items()} if rest else None
             decisions.extend(self._reflect(proj, who, recs, said[(proj, who)], others, now))
         return decisions
+
+    def _retire_outdated(self, now: datetime, project: str | None) -> list[Decision]:
+        """A reflection one of whose evidence was corrected or replaced since
+        (superseded, or gone) no longer stands on what holds: it ends, as a
+        summary with a changed source does, and the next run finds the theme
+        again if it still recurs (it stayed current and answered recall after
+        a correction took the theme below its minimum of sessions). Faded
+        evidence is still what was said: it does not end a reflection."""
+        out = []
+        for r in list(self.store.records(RecordFilter(project=project, kinds=(MemoryKind.REFLECTION,), statuses=(ACTIVE,)))):
+            ev = {i: self.store.get(i) for i in r.metadata.get("evidence", [])}
+            changed = [i for i, e in ev.items() if e is None or e.status == SUPERSEDED]
+            if not changed:
+                continue
+            r.status, r.valid_to, r.updated_at = SUPERSEDED, now, now
+            r.metadata["superseded_reason"] = f"evidence changed: {', '.join(changed)}"
+            self.store.update(r)
+            out.append(Decision(DecisionOp.DELETE, r.content, None, r.id, None,
+                                f"reflection retired: its evidence {', '.join(changed)} changed", now, tuple(ev)))
+        return out
 
     def _said(self, recs: list[MemoryRecord], names: set[str]) -> dict[str, tuple[str, ...]]:
         """Each statement's content words, people's names (and their short forms) left out."""

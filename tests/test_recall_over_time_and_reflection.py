@@ -112,3 +112,31 @@ def test_reflection_dates_are_when_it_was_said(tmp_path):
     # the last mention was on 2026-01-03; nothing was said on the consolidation day
     assert "2026-01-31" not in r.content, r.content
     m.close()
+
+
+# A reflection outlived evidence that was corrected away: the theme no longer recurs, and nothing retired the
+# reflection, so recall kept answering with it.
+HIKES = ["I went hiking at Bukhansan with my sister.", "We went hiking again this weekend, the trail was muddy.",
+         "Hiking clears my head after night shifts."]
+
+def test_a_reflection_whose_evidence_was_corrected_away_is_not_current(tmp_path):
+    m = MemorySystem(store=LocalStore(str(tmp_path / "m.json")), embedder=make_embedder("hashing", dim=64),
+                     config=EngineConfig(reflection=True))  # three sessions make a theme
+    turns = []
+    for i, text in enumerate(HIKES):
+        turns.append(m.encode(content=text, session=f"s{i}", now=T0 + timedelta(days=i)).id)
+        m.consolidate(now=T0 + timedelta(days=i, minutes=1))
+    (refl,) = m.memories(kinds=[MemoryKind.REFLECTION])
+    assert "3 sessions" in refl.content and refl.metadata["evidence"]
+    # the user corrects the third one, the turn and the fact made from it: it was yoga, not hiking
+    fact = next(f for f in m.facts() if f.content.startswith("Hiking clears"))
+    m.edit(memory_id=fact.id, content="Yoga clears my head after night shifts.", now=T0 + timedelta(days=5))
+    m.edit(memory_id=turns[2], content="Yoga clears my head after night shifts.", now=T0 + timedelta(days=5))
+    m.consolidate(now=T0 + timedelta(days=6))
+    # hiking now comes up in two sessions only, below the minimum of three
+    current = m.memories(kinds=[MemoryKind.REFLECTION])
+    stale = [h for h in current if any(m.get(i).metadata["status"] != "active" for i in h.metadata["evidence"])]
+    assert stale == [], [h.content for h in stale]
+    hits = m.recall(query="hiking", top_k=5, now=T0 + timedelta(days=7), strengthen=False).hits
+    assert not any(h.kind is MemoryKind.REFLECTION and "3 sessions" in h.content for h in hits)
+    m.close()
