@@ -140,3 +140,24 @@ def test_a_reflection_whose_evidence_was_corrected_away_is_not_current(tmp_path)
     hits = m.recall(query="hiking", top_k=5, now=T0 + timedelta(days=7), strengthen=False).hits
     assert not any(h.kind is MemoryKind.REFLECTION and "3 sessions" in h.content for h in hits)
     m.close()
+
+
+# recall_at after an update answered with the replaced turn: with a time given, a stale turn was neither folded
+# under the version that held then, nor was its staleness judged at that time.
+
+def test_recall_at_after_an_update_answers_with_what_was_believed_then(tmp_path):
+    m = MemorySystem(store=LocalStore(str(tmp_path / "m.json")), embedder=make_embedder("hashing", dim=64),
+                     config=EngineConfig())
+    m.encode(content="I live in Seoul.", session="s0", now=T0)
+    m.consolidate(now=T0 + timedelta(minutes=1))
+    m.encode(content="I moved to Busan, I live in Busan now.", session="s1", now=T0 + timedelta(days=10))
+    m.consolidate(now=T0 + timedelta(days=10, minutes=1))
+    q, day20 = "Do I still live in Seoul?", T0 + timedelta(days=20)
+    # before the move, Seoul was believed; that works
+    assert m.recall_at(query=q, at=T0 + timedelta(days=5)).hits[0].content == "I live in Seoul."
+    # now (nothing changed since day 10) recall answers Busan
+    assert m.recall(query=q, now=day20, strengthen=False).hits[0].content == "I moved to Busan, I live in Busan now."
+    # what was believed on day 20 is the same: Busan, not the replaced turn
+    top = m.recall_at(query=q, at=day20).hits[0]
+    assert top.content == "I moved to Busan, I live in Busan now.", (top.kind, top.content)
+    m.close()

@@ -141,7 +141,7 @@ class RecallPipeline:
         score = self._signals(query, q_tokens, rs, cols, np.fromiter(rel.values(), dtype=np.float64, count=len(ids)), now)
         rel = dict(zip(ids, score.tolist()))
         # 4. cognitive adjustment, bounded
-        adjusted = self._adjust(ids, cols, score, now)
+        adjusted = self._adjust(ids, cols, score, now, at=flt.valid_at)
         # 5. one slot per source
         groups = self._one_slot_per_source(rel, adjusted, recs, flt, cand_flt)[: cfg.candidate_k]
         members = {h: m for h, _, m in groups}
@@ -206,14 +206,22 @@ class RecallPipeline:
             score = boost(cols.asks, 1.0 - cfg.question_weight)
         return score
 
-    def _adjust(self, ids: list[str], cols: Columns, rel: np.ndarray, now: datetime) -> dict[str, float]:
-        """Strength, use and validity over all candidates in one numpy pass."""
+    def _adjust(self, ids: list[str], cols: Columns, rel: np.ndarray, now: datetime,
+                at: datetime | None = None) -> dict[str, float]:
+        """Strength, use and validity over all candidates in one numpy pass.
+        ``at`` (what was believed then): a turn is stale only if its fact was
+        replaced by then (the rare path reads those few records)."""
         cfg = self.config
         if not ids:
             return {}
         strength = retention_of_classes(cols.memory_class, cols.class_names, cols.importance, cols.uses, cols.last,
                                         now.timestamp(), cfg.decay_params)
         stale = np.zeros_like(cols.stale) if self._as_said else cols.stale
+        if at is not None and stale.any():
+            stale = stale.copy()
+            for j in np.flatnonzero(stale).tolist():
+                fact = self.store.get(str(self.store.get(ids[j]).metadata.get("stale_fact", "")))
+                stale[j] = fact is None or not fact.is_valid_at(at)
         mult = adjustment_many(strength, cols.uses, cols.archived, stale, cols.assistant,
                                self.weights(), decay=cfg.decay, strengthen=cfg.strengthen)
         score = rel * mult
@@ -231,10 +239,12 @@ class RecallPipeline:
             return [(i, s, ()) for i, s in _rank(adjusted)]
         adjusted = dict(adjusted)
         prov = {i: list(r.provenance) for i, r in recs.items() if i in adjusted and r.kind is MemoryKind.FACT}
-        if flt.valid_at is None and not self._as_said:
+        if not self._as_said:
             for i in [i for i in adjusted if "stale_fact" in recs[i].metadata]:
                 # routing narrows which memories become candidates, not what answers for them
-                head = self._current_successor(recs[i].metadata["stale_fact"], replace(cand_flt or flt, topics=None))
+                wide = replace(cand_flt or flt, topics=None)
+                head = (self._current_successor(recs[i].metadata["stale_fact"], wide) if flt.valid_at is None
+                        else self._successor_at(recs[i].metadata["stale_fact"], flt.valid_at, wide))
                 if head is not None:
                     recs.setdefault(head.id, head)
                     inherited = rel[i]
@@ -277,6 +287,18 @@ class RecallPipeline:
         timings["search_ms"] = (time.perf_counter() - t1) * 1e3
         timings["profile"] = 1.0
         return [(recs[i], s, tuple(recs[m] for m in ms), 0) for i, s, ms in groups[:top_k]], timings
+
+    def _successor_at(self, fact_id: str, at: datetime, flt: RecordFilter) -> MemoryRecord | None:
+        """What answered at ``at`` for a fact replaced some time: the version
+        of its supersede chain valid then; None when the fact itself still
+        held at ``at`` (its turn was not stale then) or no version did."""
+        r, seen = self.store.get(fact_id), set()
+        if r is None or r.is_valid_at(at):
+            return None
+        while r is not None and not r.is_valid_at(at) and r.superseded_by and r.id not in seen:
+            seen.add(r.id)
+            r = self.store.get(r.superseded_by)
+        return r if r is not None and r.id != fact_id and r.is_valid_at(at) and flt.matches(r) else None
 
     def _current_successor(self, fact_id: str, flt: RecordFilter, seen: set[str] | None = None) -> MemoryRecord | None:
         """What answers now for a retired fact: the active end of its supersede
