@@ -126,11 +126,11 @@ class LLMContradictionFilter:
         ])
         data = json_answer(raw)
         op = data.get("op") if isinstance(data, dict) else None
-        if op not in _OPS:
+        if not isinstance(op, str) or op not in _OPS:  # a list or an object as op is a bad answer, not a crash
             raise UnparseableAnswer(raw, f"op must be one of {sorted(_OPS)}")
         target = data.get("target")
         if op == "ADD":
             return Verdict("add", None, "llm: ADD")
-        if not isinstance(target, int) or not 1 <= target <= len(shown):
+        if not isinstance(target, int) or isinstance(target, bool) or not 1 <= target <= len(shown):  # true is not 1
             raise UnparseableAnswer(raw, f"{op} needs a target between 1 and {len(shown)}")
         return Verdict(_OPS[op], shown[target - 1].id, f"llm: {op}")

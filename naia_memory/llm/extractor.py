@@ -42,6 +42,8 @@ def json_answer(raw: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as e:
         raise UnparseableAnswer(raw, f"not JSON: {e.msg}") from None
+    except RecursionError:  # a degenerate answer ("[[[[...") is a bad answer, not a crash of the caller
+        raise UnparseableAnswer(raw, "not JSON: nested too deeply") from None
 
 
 def parse_facts(raw: str) -> list[dict]:
@@ -52,6 +54,9 @@ def parse_facts(raw: str) -> list[dict]:
     for item in data["facts"]:
         if not isinstance(item, dict) or not isinstance(item.get("content"), str) or not item["content"].strip():
             raise UnparseableAnswer(raw, f"fact without content: {item!r}")
+        for key in ("attribute", "memory_class"):  # text or absent; a list there crashed the lookup below
+            if item.get(key) is not None and not isinstance(item[key], str):
+                raise UnparseableAnswer(raw, f"{key} must be text or null: {item!r}")
         facts.append(item)
     return facts
 

@@ -24,10 +24,15 @@ def parse_detected(raw: str, subjects: dict[str, MemorySubject]) -> list[tuple[s
         try:
             subject, keyword = item["subject"], item["concept"]
             kind = FactType(str(item.get("fact_type", "single")).lower())
-            values = [str(v) for v in item["values"]]
+            values = item["values"]
         except (KeyError, TypeError, ValueError) as e:
             raise UnparseableAnswer(raw, f"bad fact {item!r}: {e}") from None
-        if subject not in subjects:
+        # text where text is meant: a string of values was read letter by letter, a null saved as "None"
+        if not isinstance(keyword, str) or not keyword.strip():
+            raise UnparseableAnswer(raw, f"concept must be non-empty text: {item!r}")
+        if not isinstance(values, list) or not all(isinstance(v, str) and v.strip() for v in values):
+            raise UnparseableAnswer(raw, f"values must be a list of non-empty text: {item!r}")
+        if not isinstance(subject, str) or subject not in subjects:
             raise UnparseableAnswer(raw, f"unknown subject {subject!r}")
         if not values:
             continue

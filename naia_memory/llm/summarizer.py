@@ -53,7 +53,8 @@ class LLMSummarizer:
         raw = self.client.complete([{"role": "system", "content": CHECK},
                                     {"role": "user", "content": f"FACTS:\n{_listing(sources)}\nSUMMARY: {summary}"}])
         data = json_answer(raw)
-        if not isinstance(data, dict) or any(not isinstance(data.get(k, []), list) for k in KINDS):
+        # all three lists, present: an answer that names none of them ({}, {"ok": false}) checked nothing
+        if not isinstance(data, dict) or any(not isinstance(data.get(k), list) for k in KINDS):
             raise UnparseableAnswer(raw, f"expected an object with lists {list(KINDS)}")
         problems = []
         for kind in KINDS:
