@@ -54,8 +54,6 @@ from .stores.port import IdTakenError, RecordFilter, StoragePort
 
 log = logging.getLogger("naia_memory")
 
-_role = check_role
-
 
 class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
     """The naia memory engine. See README "Library quick start"."""
@@ -176,7 +174,7 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
         check_name(project, "project")
         with self._lock:
             self._check_open()
-            return self.encoder.score_importance(content, _role(role), project, overrides)
+            return self.encoder.score_importance(content, check_role(role), project, overrides)
 
     def encode(
         self,
@@ -194,7 +192,7 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
         check_name(session, "session", optional=True)
         check_name(project, "project")
         metadata = check_metadata(metadata)
-        role_s = _role(role)
+        role_s = check_role(role)
         now = ensure_aware(now)
         with self._lock:
             self._check_open()
@@ -232,7 +230,7 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
         part-way leaves the memory as it was before the call."""
         check_name(project, "project")
         items = check_turns([as_turn(t) for t in turns])
-        roles = [_role(t.role) for t in items]
+        roles = [check_role(t.role) for t in items]
         nows = [ensure_aware(t.now) for t in items]
         if batch_size <= 0:
             raise InvalidInput("batch_size must be positive")

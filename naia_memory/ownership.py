@@ -132,14 +132,15 @@ class OwnerControls:
             # it keeps its own words only, re-embedded before anything is deleted (a failing embedder stops here)
             carried = [r for r in every if r.id not in gone and r.kind is MemoryKind.EPISODE
                        and r.metadata.get("context") in words]
-            fresh = [self._embed_one(index_text(r.content, None)) for r in carried]
+            own = [index_text(r.content, None) for r in carried]
+            fresh = [self._embed_one(text) for text in own]
             for r in forgotten:
                 self.index.remove(r)
                 self.hierarchy.remove(r)
                 self.store.delete(r.id)
-            for r, vec in zip(carried, fresh):
+            for r, text, vec in zip(carried, own, fresh):
                 del r.metadata["context"]
-                r.tokens = self.tokenizer.tokens(index_text(r.content, None))
+                r.tokens = self.tokenizer.tokens(text)
                 self.store.set_embedding(r.id, vec)
                 self.store.update(r)
             # nor does the turn kept in memory for the next one's context bring the words back

@@ -263,14 +263,13 @@ class QdrantStore(CachedReads):
         """Deletes and overwrites reach Qdrant at commit; in local mode each
         collection is a SQLite file, whose freed pages keep the deleted
         payloads (the memories' text) unless SQLite zeroes them: many builds
-        do not (SQLite's own default is off), so the pages are zeroed here, on
-        every collection's connection, and the file is rebuilt without them
+        do not (SQLite's own default is off), so every collection's file is
+        rebuilt here from its live pages
         (session 32: the README's promise held only on a build that zeroes by
         default). A server's storage is the server's to erase."""
         self.commit()
         for conn in self._local_files():
-            conn.execute("PRAGMA secure_delete=ON")
-            conn.execute("VACUUM")  # rewrites the file from its live pages only
+            conn.execute("VACUUM")  # rewrites the file from its live pages only: the freed ones are gone
 
     def _local_files(self) -> list:
         """The SQLite connections of a local-mode client's collections (none
