@@ -45,12 +45,20 @@ def test_a_judge_answer_of_the_wrong_shape_is_undecided_and_changes_nothing(tmp_
 
 @pytest.mark.parametrize("answer", ['{"facts": [{"content": "I work at Apple now", "attribute": ["job"]}]}',
                                     '{"facts": [{"content": "I work at Apple now", "memory_class": 5}]}',
+                                    '{"facts": [{"content": "I work at Apple now", "memory_class": "fact"}]}',
                                     '{"facts": ' + "[" * 100_000])
 def test_an_extractor_answer_of_the_wrong_shape_is_undecided(tmp_path, tokenizer, answer):
     m = two_jobs(tmp_path, tokenizer, [JOBS[0], answer], [])
     rep = m.consolidate(now=T0 + timedelta(minutes=3))
     assert [d.op for d in rep.decisions] == [DecisionOp.UNDECIDED] and rep.decisions[0].raw == answer
     m.close()
+
+
+def test_an_extractor_class_is_read_case_blind_and_absent_means_observation():
+    raw = json.dumps({"facts": [{"content": "I love jazz", "attribute": " Hobby ", "memory_class": "Preference"},
+                                {"content": "I was at the dentist today"}]})
+    cands, _ = LLMFactExtractor(ScriptedLLM([raw])).extract("I love jazz. I was at the dentist today", "user")
+    assert [(c.attribute, c.memory_class) for c in cands] == [("hobby", "preference"), (None, "observation")]
 
 
 def test_a_degenerate_answer_is_unparseable_not_a_recursion_error():

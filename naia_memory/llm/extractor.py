@@ -57,7 +57,10 @@ def parse_facts(raw: str) -> list[dict]:
         for key in ("attribute", "memory_class"):  # text or absent; a list there crashed the lookup below
             if item.get(key) is not None and not isinstance(item[key], str):
                 raise UnparseableAnswer(raw, f"{key} must be text or null: {item!r}")
-        facts.append(item)
+        cls = (item.get("memory_class") or "observation").strip().lower()
+        if cls not in _CLASSES:  # "fact" or "preferences" is not a class: filing it as an observation hid it
+            raise UnparseableAnswer(raw, f"memory_class must be one of {list(_CLASSES)} or null: {item!r}")
+        facts.append({**item, "memory_class": cls})
     return facts
 
 
@@ -80,9 +83,8 @@ class LLMFactExtractor:
         known = {a.name for a in ATTRIBUTES}
         out = []
         for item in parse_facts(raw):
-            attr = item.get("attribute")
-            attr = attr if attr in known else None
-            cls = item.get("memory_class")
-            cls = cls if cls in _CLASSES else "observation"
-            out.append(FactCandidate(content=item["content"].strip(), attribute=attr, memory_class=cls, source_sentence=strip_speaker(text)))
+            attr = (item.get("attribute") or "").strip().lower()
+            attr = attr if attr in known else None  # a name outside the list is "none of the listed", not an error
+            out.append(FactCandidate(content=item["content"].strip(), attribute=attr, memory_class=item["memory_class"],
+                                     source_sentence=strip_speaker(text)))
         return out, raw
