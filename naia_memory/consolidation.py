@@ -40,9 +40,11 @@ class Consolidator:
                  contradiction_filter: ContradictionFilter, fact_extractor: LLMFactExtractor | None,
                  embed_one: Callable[[str], np.ndarray], new_id: Callable[[str, str, datetime, str], str],
                  place: Callable[[MemoryRecord, np.ndarray], None] | None = None,
+                 unplace: Callable[[MemoryRecord, np.ndarray], None] | None = None,
                  background: Callable[[str], Centre] | None = None,
                  embed_many: Callable[[Sequence[str]], np.ndarray] | None = None):
         self.place = place  # the hierarchy gives a new fact its path before it is stored
+        self.unplace = unplace  # ... and takes it back when the store refuses it
         self.background = background  # language -> what ordinary sentences share (cognition.centring.Centre)
         self.store = store
         self.tokenizer = tokenizer
@@ -216,7 +218,12 @@ class Consolidator:
             fact.metadata["refines"] = verdict.target_id
         if self.place is not None:
             self.place(fact, vec)
-        self.store.put(fact, vec)
+        try:
+            self.store.put(fact, vec)
+        except BaseException:
+            if self.unplace is not None:
+                self.unplace(fact, vec)
+            raise
         if self._ahead is not None:
             self._ahead.added.append(fact.id)
         self.index.add(fact)

@@ -28,8 +28,10 @@ from .stores.port import RecordFilter, StoragePort
 class Encoder:
     def __init__(self, *, store: StoragePort, tokenizer: Tokenizer, config: EngineConfig, index: MemoryIndex,
                  new_id: Callable[[str, str, datetime, str], str],
-                 place: Callable[[MemoryRecord, np.ndarray], None] | None = None):
+                 place: Callable[[MemoryRecord, np.ndarray], None] | None = None,
+                 unplace: Callable[[MemoryRecord, np.ndarray], None] | None = None):
         self.place = place  # the hierarchy gives a new memory its path before it is stored
+        self.unplace = unplace  # ... and takes it back when the store refuses it
         self.store = store
         self.tokenizer = tokenizer
         self.config = config
@@ -115,6 +117,11 @@ class Encoder:
         vec = vector(text)
         if self.place is not None:
             self.place(rec, vec)
-        self.store.put(rec, vec)
+        try:
+            self.store.put(rec, vec)
+        except BaseException:  # refused (an id another process took, a full disk): not a member of its topic
+            if self.unplace is not None:
+                self.unplace(rec, vec)
+            raise
         self.index.add(rec)
         return EncodeResult(True, rec.id, "stored", score)

@@ -99,10 +99,11 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
         self.pipeline = RecallPipeline(store=store, embedder=embedder, tokenizer=self.tokenizer, config=self.config,
                                        reranker=self.reranker, entity_index=self.index.entity, route=self.hierarchy.route)
         self.encoder = Encoder(store=store, tokenizer=self.tokenizer, config=self.config, index=self.index, new_id=self._new_id,
-                               place=self.hierarchy.place)
+                               place=self.hierarchy.place, unplace=self.hierarchy.unplace)
         self.consolidator = Consolidator(store=store, tokenizer=self.tokenizer, config=self.config, index=self.index,
                                          contradiction_filter=judge, fact_extractor=fact_extractor,
                                          embed_one=self._embed_one, new_id=self._new_id, place=self.hierarchy.place,
+                                         unplace=self.hierarchy.unplace,
                                          background=self._background if self.config.slot_centring else None,
                                          embed_many=self._embed_many)
         self.summaries = TopicSummaries(store=store, tokenizer=self.tokenizer, config=self.config, index=self.index,
@@ -251,8 +252,10 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
                 self._commit()
             except BaseException:
                 for r in results:
-                    if r.stored and self.store.get(r.id) is not None:
-                        self.index.remove(self.store.get(r.id))
+                    rec = self.store.get(r.id) if r.stored else None
+                    if rec is not None:
+                        self.hierarchy.remove(rec)  # its topic counted it: routing would search a topic of nothing
+                        self.index.remove(rec)
                         self.store.delete(r.id)
                 self.encoder.last_turn, self._id_counter = last_turn, counter
                 raise

@@ -54,14 +54,20 @@ class HgvmControls:
         check_name(project, "project", optional=True)
         return self._derive(self.reflector.run, now, project)
 
-    def _derive(self, step: Callable[[datetime, str | None], list[Decision]], now: datetime | None,
+    def _derive(self, step: Callable[..., list[Decision]], now: datetime | None,
                 project: str | None) -> ConsolidationReport:
         now = ensure_aware(now)
         with self._lock:
             self._check_open()
-            decisions = step(now, project)
-            self.store.append_log(decision_json(d) for d in decisions)
-            self.store.commit()
+            decisions: list[Decision] = []
+            try:
+                step(now, project, into=decisions)
+            finally:  # failed part-way (a model, the embedder): what was written is logged with it, as consolidate does
+                if decisions:
+                    self.store.append_log(decision_json(d) for d in decisions)
+                    self.store.commit()
+            if not decisions:
+                self.store.commit()
             return ConsolidationReport(0, tuple(decisions))
 
 

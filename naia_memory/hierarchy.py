@@ -16,11 +16,19 @@ import numpy as np
 
 from .cognition.hierarchy import Thresholds, Tree, node_number, place, route
 from .config import EngineConfig
+from .contract import MemoryKind
 from .records import PATH_KEY, MemoryRecord
 from .stores.port import StoragePort
 
 def path_of(r: MemoryRecord) -> tuple[str, str, str] | None:
     return r.path
+
+
+def placeable(r: MemoryRecord) -> bool:
+    """Turns and the facts drawn from them live in topics; reflections, skills
+    and structured facts are stored without a path on purpose (they are
+    searched whatever the route), and a reopen or an edit must not place them."""
+    return r.kind in (MemoryKind.EPISODE, MemoryKind.FACT) and not r.metadata.get("structured")
 
 
 class Hierarchy:
@@ -61,7 +69,7 @@ class Hierarchy:
                 t.add(path_of(r), v, r.entities)
         if not self.on:
             return []
-        todo = [r for r in recs if path_of(r) is None]
+        todo = [r for r in recs if path_of(r) is None and placeable(r)]
         if todo:
             for r, v in zip(todo, self.store.embeddings([r.id for r in todo])):
                 self.place(r, v)
@@ -69,7 +77,7 @@ class Hierarchy:
 
     def place(self, r: MemoryRecord, vec: np.ndarray) -> None:
         """Give a new memory its path (before it is stored, so one commit holds both)."""
-        if not self.on:
+        if not self.on or not placeable(r):
             return
         r.metadata[PATH_KEY] = list(place(self.tree(r.project), vec, self.thresholds, r.entities))
 
@@ -88,6 +96,14 @@ class Hierarchy:
         vec = self.store.embeddings([r.id])
         if len(vec):
             self.trees[r.project].remove(path, vec[0], r.entities)
+
+    def unplace(self, r: MemoryRecord, vec: np.ndarray) -> None:
+        """Take back a placing whose memory was then not stored (its write
+        failed): the topic would count a member that does not exist, and
+        routing would send queries to it."""
+        path = path_of(r)
+        if path is not None and r.project in self.trees:
+            self.trees[r.project].remove(path, vec, r.entities)
 
     def route(self, project: str, qvec: np.ndarray | None) -> frozenset[str] | None:
         if qvec is None or not self.config.routing or project not in self.trees:

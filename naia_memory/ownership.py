@@ -21,7 +21,7 @@ from .contract import InvalidInput, MemoryKind, RecallHit, UnknownMemoryError
 from .forgetting import forget_closure, give_back_edges, unlink
 from .hits import to_hit
 from .recall.context import index_text
-from .records import ACTIVE, PATH_KEY, MemoryRecord, ensure_aware, predecessors
+from .records import ACTIVE, PATH_KEY, SUMMARY, MemoryRecord, ensure_aware, grounds, predecessors
 from .stores.port import RecordFilter
 from .validate import check_content, check_kinds, check_memory_id, check_name, check_query
 
@@ -85,6 +85,10 @@ class OwnerControls:
             old = self._require(memory_id)
             if old.status != ACTIVE:
                 raise InvalidInput(f"{memory_id} is {old.status}; edit the current version")
+            if old.derived:  # an edited text would pass as checked and keep standing for facts that say otherwise
+                what = "summary" if old.subtype == SUMMARY else "reflection"
+                raise InvalidInput(f"{memory_id} is a {what} the engine derived from {', '.join(grounds(old))}: edit or "
+                                   f"forget those (the {what} ends and is made again from what holds), or forget it")
             attr = contradiction.attribute(old.attribute) if old.kind is MemoryKind.FACT and old.attribute else None
             labels = self.consolidator.label_tokens(attr)
             new = replace(old, id=self._new_id(old.id.split("_")[0], content, now, old.project), content=content, tokens=self.tokenizer.tokens(content) + labels,

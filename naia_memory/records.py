@@ -113,6 +113,36 @@ class MemoryRecord:
         return cls(**d)
 
 
+def grounds(r: MemoryRecord) -> list[str]:
+    """The memories a derived one stands on: a summary's facts, a reflection's evidence."""
+    if r.kind is MemoryKind.REFLECTION or r.subtype == REFLECTION_PATTERN:
+        return list(r.metadata.get("evidence") or ())
+    return list(r.metadata.get("summarizes") or ()) if r.subtype == SUMMARY else []
+
+
+def outgrown(r: MemoryRecord, get: "Callable[[str], MemoryRecord | None]", at: datetime | None = None) -> bool:
+    """A derived memory one of whose grounds no longer holds (replaced,
+    corrected, forgotten; at ``at``, when given, not valid then). It is ended
+    at the next run that retires such memories; until then, and when that run
+    is switched off, recall must not answer with it. Faded grounds still hold."""
+    if not r.derived:
+        return False
+    for i in grounds(r):
+        g = get(i)
+        if g is None or (g.status == SUPERSEDED if at is None else not g.is_valid_at(at)):
+            return True
+    return False
+
+
+def ended_with(r: MemoryRecord, changed: "list[MemoryRecord | None]", now: datetime) -> datetime:
+    """When a derived memory stopped holding: when the first of its changed
+    grounds ended (``now`` for one that is gone), never before it began
+    itself; a run dated earlier than the change (time passed in going
+    backwards) must not end it before it was true."""
+    ends = [g.valid_to if g is not None and g.valid_to is not None else now for g in changed] or [now]
+    return max(min(ends), r.valid_from or r.created_at)
+
+
 def predecessors(r: MemoryRecord, get: "Callable[[str], MemoryRecord | None]", limit: int | None = None) -> list[MemoryRecord]:
     """The versions ``r`` superseded, newest first, following ``supersedes``
     links through ``get`` (a store's); stops at a missing link, a cycle or ``limit``."""

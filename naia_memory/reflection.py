@@ -31,7 +31,7 @@ from .llm.client import LLMError
 from .llm.extractor import UnparseableAnswer
 from .llm.reflector import LLMReflector
 from .memory_index import MemoryIndex
-from .records import ACTIVE, REFLECTION_PATTERN, SUPERSEDED, MemoryRecord
+from .records import ACTIVE, REFLECTION_PATTERN, SUPERSEDED, MemoryRecord, ended_with
 from .stores.port import RecordFilter, StoragePort
 
 log = logging.getLogger("naia_memory")
@@ -102,7 +102,7 @@ class Reflector:
             changed = [i for i, e in ev.items() if e is None or e.status == SUPERSEDED]
             if not changed:
                 continue
-            r.status, r.valid_to, r.updated_at = SUPERSEDED, now, now
+            r.status, r.valid_to, r.updated_at = SUPERSEDED, ended_with(r, [ev[i] for i in changed], now), now
             r.metadata["superseded_reason"] = f"evidence changed: {', '.join(changed)}"
             self.store.update(r)
             out.append(Decision(DecisionOp.DELETE, r.content, None, r.id, None,

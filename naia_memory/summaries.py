@@ -15,6 +15,7 @@ it is retired at the next run and its topic summarised again.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from datetime import datetime
 from typing import Callable
 
@@ -30,7 +31,7 @@ from .llm.client import LLMError
 from .llm.extractor import UnparseableAnswer
 from .llm.summarizer import LLMSummarizer
 from .memory_index import MemoryIndex
-from .records import ACTIVE, PATH_KEY, SUMMARY, SUPERSEDED, MemoryRecord, predecessors
+from .records import ACTIVE, PATH_KEY, SUMMARY, SUPERSEDED, MemoryRecord, ended_with, predecessors
 from .stores.port import RecordFilter, StoragePort
 
 log = logging.getLogger("naia_memory")
@@ -69,10 +70,14 @@ class TopicSummaries:
                         decisions.append(d)
         return decisions
 
-    def _label(self, project: str, topic: str) -> str:
-        tree = self.hierarchy.trees.get(project)
-        node = tree.nodes.get(topic) if tree is not None else None
-        return node.label() if node is not None else topic
+    @staticmethod
+    def _label(facts: list[MemoryRecord], k: int = 3) -> str:
+        """The summarised facts' most frequent words, as a topic's label is
+        made, but from these facts alone: the topic's label counts every
+        member, and a word of a turn forgotten later stayed in the summary
+        (on disk, and in the title a model was given)."""
+        words = Counter(e for f in facts for e in f.entities)
+        return ", ".join(w for w, _ in sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))[:k])
 
     def _stale(self, f: MemoryRecord) -> tuple[str, ...]:
         """Values the fact's predecessors held (what it replaced)."""
@@ -86,7 +91,7 @@ class TopicSummaries:
             return None
         sources = [Source(f.id, f.content, tuple(f.metadata.get("values") or ([f.value] if f.value else [])), self._stale(f))
                    for f in facts]
-        label = self._label(project, path[2])
+        label = self._label(facts)
         words = self.tokenizer.tokens
         try:
             if self.writer is None:
@@ -133,10 +138,11 @@ class TopicSummaries:
             if s.subtype != SUMMARY:
                 continue
             srcs = {i: self.store.get(i) for i in s.metadata.get("summarizes", [])}
-            changed = [i for i, r in srcs.items() if r is None or r.status != ACTIVE]
+            # faded (archived) is still what holds: only a replaced, corrected or forgotten source ends it
+            changed = [i for i, r in srcs.items() if r is None or r.status == SUPERSEDED]
             if not changed:
                 continue
-            s.status, s.valid_to, s.updated_at = SUPERSEDED, now, now
+            s.status, s.valid_to, s.updated_at = SUPERSEDED, ended_with(s, [srcs[i] for i in changed], now), now
             s.metadata["superseded_reason"] = f"source changed: {', '.join(changed)}"
             self.store.update(s)
             for r in srcs.values():

@@ -24,7 +24,7 @@ from ..cognition.tokenize import Tokenizer
 from ..config import EngineConfig
 from ..contract import MemoryKind
 from ..embedders.base import Embedder, check_shape
-from ..records import ACTIVE, ARCHIVED, SUMMARY, SUPERSEDED, MemoryRecord
+from ..records import ACTIVE, ARCHIVED, SUMMARY, SUPERSEDED, MemoryRecord, outgrown
 from ..stores.port import RecordFilter, StoragePort
 from .adjust import AdjustWeights, adjustment_many
 from .collapse import collapse_groups, same_text
@@ -135,6 +135,11 @@ class RecallPipeline:
                    method=cfg.fusion, rrf_k=cfg.rrf_k)
         ids = list(rel)
         rs = [self.store.get(i) for i in ids]
+        if any(r.derived for r in rs):  # a summary or reflection whose grounds changed says what no longer holds
+            gone = {r.id for r in rs if outgrown(r, self.store.get, flt.valid_at)}
+            if gone:
+                rel = {i: s for i, s in rel.items() if i not in gone}
+                ids, rs = list(rel), [r for r in rs if r.id not in gone]
         recs = dict(zip(ids, rs))
         cols = self._columns(ids, rs)
         # 3. query-side signals (relevance, not cognition), over arrays of the candidates
@@ -265,7 +270,8 @@ class RecallPipeline:
         scored: dict[str, float] = {}
         recs: dict[str, MemoryRecord] = {}
         for r in self.store.records(replace(flt, kinds=tuple(k for k in kinds if k in (MemoryKind.FACT, MemoryKind.EPISODE)))):
-            if r.kind is MemoryKind.EPISODE and (r.role != "user" or "stale_fact" in r.metadata):
+            if r.kind is MemoryKind.EPISODE and (r.role != "user" or "stale_fact" in r.metadata) \
+                    or outgrown(r, self.store.get, flt.valid_at):
                 continue
             strength = retention(r.memory_class, r.importance, r.recall_count, r.last_accessed, now, cfg.decay_params) if cfg.decay else 1.0
             recs[r.id] = r
