@@ -241,25 +241,35 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
             todo = [i for i, x in enumerate(texts) if x is not None]
             row = dict(zip(todo, self._embed_many([texts[i] for i in todo], batch_size, progress)))
             last_turn, counter = dict(self.encoder.last_turn), self._id_counter
-            results: list[EncodeResult] = []
+
+            def attempt() -> list[EncodeResult]:
+                results: list[EncodeResult] = []
+                try:
+                    for i, t in enumerate(items):
+                        def vector(text: str, i: int = i) -> np.ndarray:
+                            if text != texts[i]:  # the context was worked out the same way; if not, say so
+                                raise RuntimeError(f"encode_many: turn {i} indexed as {text!r}, embedded as {texts[i]!r}")
+                            return row[i]
+                        results.append(self.encoder.encode(t.content, roles[i], t.session, project, nows[i], t.metadata, None, vector))
+                    self._commit()
+                except BaseException:
+                    for r in results:
+                        rec = self.store.get(r.id) if r.stored else None
+                        if rec is not None:
+                            self.hierarchy.remove(rec)  # its topic counted it: routing would search a topic of nothing
+                            self.index.remove(rec)
+                            self.store.delete(r.id)
+                    self.encoder.last_turn, self._id_counter = last_turn, counter
+                    end = getattr(self.store, "end_write", None)  # a shared SQLite file: its write lock is let go
+                    if end is not None:
+                        end()
+                    raise
+                return results
             try:
-                for i, t in enumerate(items):
-                    def vector(text: str, i: int = i) -> np.ndarray:
-                        if text != texts[i]:  # the context was worked out the same way; if not, say so
-                            raise RuntimeError(f"encode_many: turn {i} indexed as {text!r}, embedded as {texts[i]!r}")
-                        return row[i]
-                    results.append(self.encoder.encode(t.content, roles[i], t.session, project, nows[i], t.metadata, None, vector))
-                self._commit()
-            except BaseException:
-                for r in results:
-                    rec = self.store.get(r.id) if r.stored else None
-                    if rec is not None:
-                        self.hierarchy.remove(rec)  # its topic counted it: routing would search a topic of nothing
-                        self.index.remove(rec)
-                        self.store.delete(r.id)
-                self.encoder.last_turn, self._id_counter = last_turn, counter
-                raise
-            return results
+                return attempt()
+            except IdTakenError:  # another process wrote one of these ids meanwhile: read what it wrote, again
+                self._check_open()
+                return attempt()
 
     # ------------------------------------------------------------------ consolidate
     def consolidate(self, *, now: datetime | None = None, project: str | None = None,
@@ -330,6 +340,10 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
         check_name(project, "project")
         now = ensure_aware(now)
         flt = RecordFilter(project=project, kinds=check_kinds(kinds), statuses=(ACTIVE,), created_before=now)
+        with self._lock:
+            self._check_open()  # a closed system refuses before any query goes to the embedder
+        if not queries:
+            return []
         embed_many = getattr(self.embedder, "embed_queries", None)
         # memory off: nothing is recalled, so no query goes to the embedder (which may be a service elsewhere)
         needs_vector = (self.config.vector or self.config.mmr) and self.encoder.enabled

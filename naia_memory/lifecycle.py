@@ -160,13 +160,19 @@ class LifecycleControls:
     def enabled(self) -> bool:
         return self.encoder.enabled
 
+    # under the lock, as every call: flipped while encode_many embeds, the batch's turns were
+    # worked out under one setting and stored under the other (the whole batch failed)
     def enable(self) -> None:
         """Turn memory on (for a host that starts it off: ``enabled=False``)."""
-        self.encoder.enabled = True
+        with self._lock:
+            self._check_open()
+            self.encoder.enabled = True
 
     def disable(self) -> None:
         """Memory off: turns are not kept and nothing is recalled until ``enable()``."""
-        self.encoder.enabled = False
+        with self._lock:
+            self._check_open()
+            self.encoder.enabled = False
 
     def set_incognito(self, *, session: str, on: bool = True, project: str = "default") -> None:
         """An incognito conversation: nothing said in ``session`` is embedded,
@@ -175,11 +181,13 @@ class LifecycleControls:
         check_name(session, "session")  # None would mark nothing (turns without a session are never incognito)
         check_name(project, "project")
         key = (project, session)
-        if on:
-            self.encoder.incognito.add(key)
-            self.encoder.last_turn.pop(key, None)
-        else:
-            self.encoder.incognito.discard(key)
+        with self._lock:
+            self._check_open()
+            if on:
+                self.encoder.incognito.add(key)
+                self.encoder.last_turn.pop(key, None)
+            else:
+                self.encoder.incognito.discard(key)
 
     # ------------------------------------------------------------------ background consolidation
     def start_consolidation(self, interval_s: float = 1800.0) -> None:

@@ -58,7 +58,9 @@ class LocalStore(SnapshotLoading, CachedReads):
         (one writer at a time), instead of failing at once."""
         if path is ...:
             path = default_path()
-        self.path = str(Path(path).expanduser()) if path is not None else None
+        # the real file: opened through a symlink it must take the same lock (and a rewrite
+        # must replace the file, not the link), or two writers hold one store
+        self.path = str(Path(path).expanduser().resolve()) if path is not None else None
         self.autosave = autosave
         self.graph = EntityGraph()
         self._meta: dict[str, Any] = {"format": FORMAT, "schema_version": SCHEMA_VERSION, "embedder": None}

@@ -32,6 +32,7 @@ from ..cognition.bm25 import BM25Index
 from ..cognition.graph import EntityGraph
 from ..records import MemoryRecord
 from .cache import RecordCache, check_embedder
+from .lock import StoreInUseError
 from .cached_reads import CachedReads
 from .crypto import Sealer
 from .port import IdTakenError, RecordFilter, StoreError, kind_tag, scrub_entry
@@ -58,6 +59,7 @@ class SqliteStore(CachedReads):
         self.autosave = autosave
         self.vector_index = vector_index
         self.db = open_connection(self.path, busy_timeout_ms)
+        self._busy_ms = busy_timeout_ms
         self._in_txn = False
         self._cache = RecordCache()
         self._rowid: dict[str, int] = {}
@@ -146,9 +148,32 @@ class SqliteStore(CachedReads):
 
     # ---- transactions ------------------------------------------------------------
     def _begin(self) -> None:
+        import apsw
+
         if not self._in_txn:
-            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                self.db.execute("BEGIN IMMEDIATE")
+            except apsw.BusyError as e:
+                raise StoreInUseError(f"{self.path}: another process held the file's write lock for longer than "
+                                      f"busy_timeout_ms ({self._busy_ms} ms); "
+                                      "nothing was written, try again (or open with a longer busy_timeout_ms)") from e
             self._in_txn = True
+
+    def end_write(self) -> None:
+        """The caller has undone what it wrote since the last commit (a batch
+        refused part-way): end the transaction, so the write lock does not stay
+        held until this process next commits (every other process waited out
+        its timeout meanwhile). On a failure to commit, roll back and read the
+        file again: the cache then holds what the file holds."""
+        if not self._in_txn:
+            return
+        try:
+            self.commit()
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            self._in_txn = False
+            self._reload()
+            raise
 
     def commit(self) -> None:
         if not self._in_txn and not self.graph.changed:
@@ -218,9 +243,9 @@ class SqliteStore(CachedReads):
         import apsw
 
         vec = np.asarray(embedding, dtype="<f4").reshape(-1)
-        self._cache.add(record, vec)
         opened = not self._in_txn
-        self._begin()
+        self._begin()  # the lock first: a file busy past the timeout must leave nothing held that it does not hold
+        self._cache.add(record, vec)
         try:
             self.db.execute("INSERT INTO memories(id, kind, project, status, created_at, valid_from, valid_to, ntokens, record, embedding) "
                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*self._row_values(record), self._fields.seal_vec(vec)))
@@ -243,8 +268,8 @@ class SqliteStore(CachedReads):
         rowid = self._rowid.get(record.id)
         if rowid is None:
             raise StoreError(f"no record {record.id}")
-        self._cache.replace(record)
         self._begin()
+        self._cache.replace(record)
         self.db.execute("UPDATE memories SET kind=?, project=?, status=?, created_at=?, valid_from=?, valid_to=?, ntokens=?, record=? "
                         "WHERE id=?", (*self._row_values(record)[1:], record.id))
         if self._bm25.doc_tokens.get(record.id) != tuple(record.tokens):
@@ -254,8 +279,8 @@ class SqliteStore(CachedReads):
 
     def set_embedding(self, record_id: str, embedding: np.ndarray) -> None:
         vec = np.asarray(embedding, dtype="<f4").reshape(-1)
-        self._cache.set_vector(record_id, vec)
         self._begin()
+        self._cache.set_vector(record_id, vec)
         self.db.execute("UPDATE memories SET embedding = ? WHERE id = ?", (self._fields.seal_vec(vec), record_id))
         if self.vector_index == "sqlite-vec":
             rowid = self._rowid[record_id]
@@ -263,13 +288,14 @@ class SqliteStore(CachedReads):
             self.db.execute("INSERT INTO memories_vec(rowid, embedding) VALUES (?, ?)", (rowid, vec.tobytes()))
 
     def delete(self, record_id: str) -> None:
-        rowid = self._rowid.pop(record_id, None)
+        rowid = self._rowid.get(record_id)
         if rowid is None:
             return
+        self._begin()
+        del self._rowid[record_id]
         self._cache.remove(record_id)
         self._by_rowid.pop(rowid, None)
         self._bm25.remove(record_id)
-        self._begin()
         self.db.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
         self._fts_drop(rowid)
         if self.vector_index == "sqlite-vec":
