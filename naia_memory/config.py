@@ -17,6 +17,9 @@ class EngineConfig:
     consolidation: bool = True
     dedup_jaccard: float = 0.7
     update_candidates: int = 32  # per lookup (vector, words, the person): the facts a new one is compared with
+    # a model's answer for one turn left undecided (unparseable, or the server refusing that
+    # input) this many times: the turn is given up on, with a decision saying so (it stays a turn)
+    undecided_retries: int = 5
     # statements: every statement about the user or a named person is a fact, and
     # updates follow how it is said (cognition/statements.py, cognition/updates.py);
     # attributes: the earlier rules, a fixed attribute list (kept to compare with)
@@ -131,7 +134,7 @@ class EngineConfig:
         if cfg.fact_rules not in ("statements", "attributes"):
             raise ValueError(f"unknown fact_rules {cfg.fact_rules!r}; use 'statements' or 'attributes'")
         for name in ("summary_min", "summary_max", "reflection_min_sessions", "reflection_min_topics",
-                     "reflection_evidence", "reflection_patterns"):
+                     "reflection_evidence", "reflection_patterns", "undecided_retries"):
             if getattr(cfg, name) < 1:
                 raise ValueError(f"engine setting {name!r} must be >= 1, got {getattr(cfg, name)}")
         if cfg.summary_max < cfg.summary_min:

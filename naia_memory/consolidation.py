@@ -23,7 +23,8 @@ from .cognition.tokenize import Tokenizer
 from .config import EngineConfig
 from .contract import Decision, DecisionOp, MemoryKind
 from .llm.contradiction_filter import ContradictionFilter, FactView
-from .llm.extractor import LLMFactExtractor, UnparseableAnswer
+from .llm.client import LLMError, clip
+from .llm.extractor import RAW_KEPT, LLMFactExtractor, UnparseableAnswer
 from .memory_index import MemoryIndex
 from .recall.relative_time import to_json
 from .recall.signals import label_tokens
@@ -73,13 +74,24 @@ class Consolidator:
             ex = extract(ep.content, ep.role, self._sentences, self.tokenizer, speaker)
             return list(ex.facts), [Decision(DecisionOp.SKIP, s, None, None, None, f"not a fact: {why}", now, (ep.id,))
                                     for s, why in ex.skipped]
+        said = said_text(ep.content, speaker)  # the words, not who said them
         try:
-            cands, _raw = self.fact_extractor.extract(said_text(ep.content, speaker), ep.role)  # the words, not who said them
-            return cands, []
+            cands, raw = self.fact_extractor.extract(said, ep.role)
         except UnparseableAnswer as e:
             log.warning("fact extractor answer for %s could not be parsed: %s", ep.id, e.raw)
-            return [], [Decision(DecisionOp.UNDECIDED, said_text(ep.content, speaker), None, None, None,
+            return [], [Decision(DecisionOp.UNDECIDED, said, None, None, None,
                                  f"extractor answer unparseable: {e.why}", now, (ep.id,), e.raw)]
+        except LLMError as e:
+            if not e.about_this_input:  # the server down, slow, or refusing every request: the run stops, all wait
+                raise
+            # this turn refused (too long for the model, say): the others go on, and it is tried again
+            log.warning("fact extractor refused %s: %s", ep.id, e)
+            return [], [Decision(DecisionOp.UNDECIDED, said, None, None, None,
+                                 f"model refused this turn: {e}", now, (ep.id,))]
+        if not cands:  # as the rules log "not a fact", the model's "nothing here" is a decision with its answer
+            return [], [Decision(DecisionOp.SKIP, said, None, None, None, "not a fact: the model found none",
+                                 now, (ep.id,), clip(raw, RAW_KEPT))]
+        return cands, []
 
     def _sentences(self, text: str) -> list[str]:
         split = getattr(self.tokenizer, "sentences", None)
@@ -128,7 +140,15 @@ class Consolidator:
             sink.append(self._integrate(c, ep, now))
         out = sink[start:]
         if any(d.op is DecisionOp.UNDECIDED for d in out):
-            ep.metadata["undecided_attempts"] = ep.metadata.get("undecided_attempts", 0) + 1
+            tries = ep.metadata["undecided_attempts"] = ep.metadata.get("undecided_attempts", 0) + 1
+            if tries >= self.config.undecided_retries:  # asked again forever, its answer logged each time: no more
+                ep.consolidated = True
+                self.index.pending.discard(ep.id)
+                d = Decision(DecisionOp.SKIP, ep.content, None, None, None,
+                             f"given up after {tries} undecided answers: the turn stays a turn, no fact is drawn "
+                             "from it (see the decisions before this one)", now, (ep.id,))
+                sink.append(d)
+                out.append(d)
         else:
             ep.consolidated = True  # else left for a retry once the model answers properly
             self.index.pending.discard(ep.id)
@@ -188,6 +208,12 @@ class Consolidator:
             log.warning("contradiction filter answer could not be parsed: %s", e.raw)
             return Decision(DecisionOp.UNDECIDED, cand.content, None, None, distance, f"filter answer unparseable: {e.why}",
                             now, (ep.id,), e.raw)
+        except LLMError as e:
+            if not e.about_this_input:  # the server down or slow: the run stops here, what it wrote is logged
+                raise
+            log.warning("contradiction filter refused a candidate of %s: %s", ep.id, e)
+            return Decision(DecisionOp.UNDECIDED, cand.content, None, None, distance, f"model refused this candidate: {e}",
+                            now, (ep.id,))
         if verdict.op == "reaffirm":
             old = self.store.get(verdict.target_id)
             self._add_provenance(old, ep, now)

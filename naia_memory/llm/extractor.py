@@ -10,7 +10,7 @@ from typing import Any
 
 from ..cognition.contradiction import ATTRIBUTES
 from ..cognition.facts import FactCandidate, strip_speaker
-from .client import ChatClient
+from .client import ChatClient, clip
 
 _CLASSES = ("permanent", "identity", "preference", "observation", "task_state")
 
@@ -22,9 +22,16 @@ PROMPT = (
 ) % ([a.name for a in ATTRIBUTES], list(_CLASSES))
 
 
+RAW_KEPT = 20_000  # characters of an unparseable answer kept in the log (a facts answer is far shorter)
+
+
 class UnparseableAnswer(ValueError):
+    """``raw``: the answer as logged, its start when it is long (a 5 MB answer
+    was stored whole in the audit log on every retry)."""
+
     def __init__(self, raw: str, why: str):
-        super().__init__(f"unparseable LLM answer ({why}): {raw!r}")
+        raw = clip(raw, RAW_KEPT)
+        super().__init__(f"unparseable LLM answer ({why}): {clip(repr(raw))}")
         self.raw = raw
         self.why = why
 

@@ -57,7 +57,7 @@ def build_llm(spec: Mapping[str, Any] | None) -> dict[str, Any]:
     from ..llm import LLMFactExtractor, OpenAICompatChat
     from ..llm.contradiction_filter import LLMContradictionFilter
 
-    extra = {k: spec[k] for k in ("timeout_s", "max_tokens") if spec.get(k) is not None}
+    extra = {k: spec[k] for k in ("timeout_s", "max_tokens") if spec.get(k) is not None}  # checked as the client is made
     client = OpenAICompatChat(base_url=str(spec["base_url"]), model=str(spec["model"]), api_key=key, **extra)
     out: dict[str, Any] = {}
     if "facts" in paths:
