@@ -135,7 +135,7 @@ class OwnerControls:
             # a turn that answered a forgotten one carried its text as context (metadata, keywords, vector):
             # it keeps its own words only, re-embedded before anything is deleted (a failing embedder stops here)
             carried = [r for r in every if r.id not in gone and r.kind is MemoryKind.EPISODE
-                       and r.metadata.get("context") in words]
+                       and isinstance(r.metadata.get("context"), str) and r.metadata["context"] in words]
             own = [index_text(r.content, None) for r in carried]
             fresh = [self._embed_one(text) for text in own]
             for r in forgotten:

@@ -35,6 +35,10 @@ def test_mcp_tools_over_stdio(tmp_path, tokenizer):
             seen["stored"] = stored
             seen["recall"] = (await c.call_tool("recall", {"query": "where do I live", "top_k": 1})).structured_content["result"]
             seen["consolidate"] = (await c.call_tool("consolidate", {})).structured_content
+            seen["fact_hit"] = (await c.call_tool("recall", {"query": "Lisbon", "top_k": 1})).structured_content["result"]
+            seen["lax"] = [await c.call_tool("recall", {"query": "Lisbon", "top_k": True}),  # a JSON true is not 1
+                           await c.call_tool("list", {"kind": ""}), await c.call_tool("list", {"limit": 0}),
+                           await c.call_tool("remember", {"content": "hi", "role": "king"})]
             seen["facts"] = (await c.call_tool("list", {"kind": "fact"})).structured_content["result"]
             seen["other"] = await c.call_tool("forget", {"memory_id": other})  # another project's id: unknown here
             seen["bad"] = await c.call_tool("remember", {"content": ""})
@@ -47,6 +51,9 @@ def test_mcp_tools_over_stdio(tmp_path, tokenizer):
     assert seen["stored"]["stored"] is True and seen["stored"]["id"].startswith("ep_")
     assert seen["recall"][0]["memory"] == "I live in Lisbon"
     assert seen["consolidate"]["turns"] == 2 and seen["consolidate"]["decisions"]["ADD"] == 2
+    # a recalled fact names the turn it was drawn from (its "sources" were the caller's ids, always empty here)
+    assert seen["fact_hit"][0]["kind"] == "fact" and seen["fact_hit"][0]["turns"] == [seen["stored"]["id"]]
+    assert all(r.is_error for r in seen["lax"])
     assert {f["memory"] for f in seen["facts"]} == {"I live in Lisbon", "I play bass in a band"}
     assert seen["other"].is_error and "no memory with id" in seen["other"].content[0].text
     assert seen["bad"].is_error and "content" in seen["bad"].content[0].text

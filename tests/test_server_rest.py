@@ -156,12 +156,16 @@ def test_bad_input_is_a_4xx_and_changes_nothing(client, memory):
         # the engine's own keys (session 32: one such add made every later search of the user a 500)
         {"user_id": "alice", "messages": [{"content": "hi"}], "metadata": {"source_ids": 5}},
         {"user_id": "alice", "messages": [{"content": "hi"}], "metadata": {"summarizes": 5}},
+        # session 33: a dict under "context" made every later forget of the store a 500, for every user
+        {"user_id": "alice", "messages": [{"content": "hi"}], "metadata": {"context": {"x": 1}}},
+        {"user_id": "alice", "messages": [{"content": "hi"}], "infer": "yes"},
     ]
     for body in cases:
         r = client.post("/memories", headers=AUTH, content=json.dumps(body), )
         assert 400 <= r.status_code < 500, (body, r.status_code, r.text)
     assert client.post("/search", headers=AUTH, json={"user_id": "alice", "query": ""}).status_code == 400
     assert client.post("/search", headers=AUTH, json={"user_id": "alice", "query": "x", "limit": 0}).status_code == 422
+    assert client.post("/search", headers=AUTH, json={"user_id": "alice", "query": "x", "limit": True}).status_code == 422
     assert client.get("/memories/nope", params={"user_id": "alice"}, headers=AUTH).status_code == 404
     # a number JSON cannot write (NaN, Infinity) where the schema wants another type: 422, not a 500 from echoing it
     for raw in (b'{"user_id":"alice","query":"x","limit":NaN}', b'{"user_id":"alice","query":Infinity}'):
@@ -298,3 +302,22 @@ def test_every_refusal_at_the_door_is_an_invalid_input():
     with pytest.raises(InvalidInput):
         check_content("")
     assert issubclass(InvalidInput, ValueError) and issubclass(InvalidArgument, InvalidInput)
+
+
+def test_a_model_server_down_is_a_502_and_an_add_with_infer_is_not_a_failed_add(tmp_path, tokenizer):
+    from naia_memory.llm import LLMFactExtractor, OpenAICompatChat
+    from naia_memory.validate import unused_loopback_port
+
+    down = OpenAICompatChat(base_url=f"http://127.0.0.1:{unused_loopback_port()}/v1", model="m", timeout_s=2)
+    m = MemorySystem(store=LocalStore(tmp_path / "m.json"), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer,
+                     fact_extractor=LLMFactExtractor(down))
+    with TestClient(create_app(m, ServerSettings(tokens={TOKEN: None}, rate=1000, burst=1000))) as c:
+        r = c.post("/memories", headers=AUTH, json={"user_id": "alice", "infer": True,
+                                                    "messages": [{"content": "I live in Gwangju with my wife Minji"}]})
+        # the turn is stored whatever the model does: a 500 here made clients retry and store it twice
+        assert r.status_code == 200 and r.json()["results"][0]["event"] == "ADD"
+        assert "turns are stored" in r.json()["consolidation_error"]
+        r = c.post("/consolidate", headers=AUTH, json={"user_id": "alice"})
+        assert r.status_code == 502 and "model server failed" in r.json()["detail"]
+    assert [h.content for h in m.memories(project="alice")] == ["I live in Gwangju with my wife Minji"]
+    m.close()

@@ -10,12 +10,15 @@ errors carrying the engine's message (a too-long text, an unknown id).
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from typing import Annotated, Any, Callable, Literal
+
+from pydantic import Field
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from ..contract import InvalidInput, RecallHit, UnknownMemoryError
+from ..contract import InvalidInput, MemoryKind, RecallHit, Role, UnknownMemoryError
+from ..llm.client import LLMError
 from ..stores.port import StoreError
 from ..validate import check_name
 
@@ -25,8 +28,10 @@ INSTRUCTIONS = ("Long-term memory of the user, kept on their machine. Call recal
 
 
 def _hit(h: RecallHit, score: bool = False) -> dict[str, Any]:
+    # "turns": the ids of the turns it was drawn from (a fact's provenance; remember returns those ids);
+    # "sources": the caller's own ids for them, which only the library and REST can set
     out = {"id": h.id, "memory": h.content, "kind": h.kind.value, "created_at": h.created_at.isoformat(),
-           "status": h.metadata["status"], "sources": list(h.metadata["source_ids"])}
+           "status": h.metadata["status"], "turns": list(h.provenance), "sources": list(h.metadata["source_ids"])}
     if score:
         out["score"] = round(h.score, 4)
     return out
@@ -45,7 +50,15 @@ def _told(fn: Callable) -> Callable:
             raise ToolError(e.args[0] if e.args else "not found") from None
         except (InvalidInput, StoreError) as e:
             raise ToolError(str(e)) from None
+        except LLMError as e:  # the model server the user named: down, slow, refusing
+            raise ToolError(f"the model server failed: {e}") from None
     return call
+
+
+# the limits the engine enforces, stated in the tools' schemas; strict: a JSON true is not the number 1
+Count = Annotated[int, Field(ge=1, strict=True)]
+RoleName = Literal[tuple(r.value for r in Role)]  # type: ignore[valid-type]
+KindName = Literal[tuple(k.value for k in MemoryKind)]  # type: ignore[valid-type]
 
 
 def build_mcp(memory, project: str = "default") -> MCPServer:
@@ -59,13 +72,14 @@ def build_mcp(memory, project: str = "default") -> MCPServer:
 
     @server.tool(description="Store one turn of the conversation if it is worth keeping (the importance gate decides).")
     @_told
-    def remember(content: str, role: str = "user", session: str | None = None) -> dict[str, Any]:
+    def remember(content: str, role: RoleName = "user", session: str | None = None) -> dict[str, Any]:
         r = memory.encode(content=content, role=role, session=session, project=project)
         return {"stored": r.stored, "id": r.id, "reason": r.reason}
 
-    @server.tool(description="The memories most relevant to a query, best first, with the turns they came from.")
+    @server.tool(description="The memories most relevant to a query, best first, each with the ids of the turns it "
+                             "came from ('turns').")
     @_told
-    def recall(query: str, top_k: int = 5) -> list[dict[str, Any]]:
+    def recall(query: str, top_k: Count = 5) -> list[dict[str, Any]]:
         return [_hit(h, score=True) for h in memory.recall(query=query, top_k=top_k, project=project).hits]
 
     @server.tool(description="Erase one memory by id, and what was made from it (the user's request only).")
@@ -76,10 +90,8 @@ def build_mcp(memory, project: str = "default") -> MCPServer:
 
     @server.tool(name="list", description="The current memories, oldest first; kind 'fact' or 'episode' narrows them.")
     @_told
-    def list_memories(kind: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
-        if limit < 1:
-            raise InvalidInput("limit must be at least 1")
-        return [_hit(h) for h in memory.memories(project=project, kinds=[kind] if kind else None)][-limit:]
+    def list_memories(kind: KindName | None = None, limit: Count = 50) -> list[dict[str, Any]]:
+        return [_hit(h) for h in memory.memories(project=project, kinds=[kind] if kind is not None else None)][-limit:]
 
     @server.tool(description="Turn the conversation's waiting turns into facts now (updates what changed).")
     @_told

@@ -39,6 +39,7 @@ from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from ..contract import InvalidInput, RecallHit, UnknownMemoryError
+from ..llm.client import LLMError
 from ..stores.port import StoreError
 from ..validate import check_name
 from .limits import RateLimiter
@@ -152,6 +153,10 @@ def _error_handlers(app: FastAPI) -> None:
     async def unknown_id(_request: Request, e: UnknownMemoryError):
         return JSONResponse({"detail": e.args[0] if e.args else "not found"}, status_code=404)
 
+    @app.exception_handler(LLMError)
+    async def model_failed(_request: Request, e: LLMError):  # the model server the user named: down, slow, refusing
+        return JSONResponse({"detail": f"the model server failed: {e}"}, status_code=502)
+
     @app.exception_handler(StoreError)
     async def store_unavailable(_request: Request, e: StoreError):  # damaged, locked by another process, closed
         return JSONResponse({"detail": f"the store is unavailable: {e}"}, status_code=503, headers={"Retry-After": "5"})
@@ -218,8 +223,13 @@ def create_app(memory, settings: ServerSettings, *, clock=time.monotonic) -> Fas
         results = memory.encode_many(turns=turns, project=user)
         events = [AddEvent(id=r.id, memory=m.content, event="ADD" if r.stored else "NONE", reason=r.reason)
                   for m, r in zip(body.messages, results)]
-        done = _consolidate(memory, user).decisions if body.infer else None
-        return AddOut(results=events, consolidated=done)
+        done, failed = None, None
+        if body.infer:  # the turns are stored either way: a failed consolidation must not read as a failed add
+            try:                                    # (a client retrying it stored every turn twice)
+                done = _consolidate(memory, user).decisions
+            except LLMError as e:
+                failed = f"the turns are stored; consolidating them failed and is tried again next time: {e}"
+        return AddOut(results=events, consolidated=done, consolidation_error=failed)
 
     @app.get("/memories", response_model=MemoryList, tags=["memories"])
     def list_memories(user_id: str = Query(...), include_inactive: bool = Query(False),

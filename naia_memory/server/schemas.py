@@ -23,13 +23,13 @@ class AddRequest(BaseModel):
     run_id: str | None = Field(None, description="the conversation the messages belong to (a session)")
     agent_id: str | None = Field(None, description="kept in each memory's metadata")
     metadata: dict[str, Any] | None = None
-    infer: bool = Field(False, description="also consolidate the user's waiting turns into facts now")
+    infer: bool = Field(False, strict=True, description="also consolidate the user's waiting turns into facts now")
 
 
 class SearchRequest(BaseModel):
     query: str
     user_id: str
-    limit: int = Field(10, ge=1, le=100)
+    limit: int = Field(10, ge=1, le=100, strict=True)  # a JSON true is not 1
 
 
 class UpdateRequest(BaseModel):
@@ -74,6 +74,7 @@ class AddEvent(BaseModel):
 class AddOut(BaseModel):
     results: list[AddEvent]
     consolidated: dict[str, int] | None = None
+    consolidation_error: str | None = Field(None, description="with infer: why consolidating failed (the turns are stored)")
 
 
 class UpdateOut(BaseModel):
