@@ -24,6 +24,9 @@ from .results import load_records
 
 REPO = Path(__file__).resolve().parents[1]
 ADAPTER_CONF = REPO / "conf" / "adapter"
+DATASET_CONF = REPO / "conf" / "dataset"
+# a dataset's settings that its name may not carry: how it was read, not which file
+_DATASET_FIXED = ("name", "kind", "path")
 IDENTITY = ["provider", "dataset", "experiment", "config_hash", "seed"]
 RECORD_COLUMNS = IDENTITY + ["variant", "scope", "git", "written_at"]
 META_COLUMNS = RECORD_COLUMNS + ["base_experiment"]
@@ -56,6 +59,42 @@ def _adapter_defaults(name: str) -> tuple[tuple[str, Any], ...]:
 
     doc = OmegaConf.to_container(OmegaConf.load(path), resolve=True) or {}
     return tuple((k, doc[k]) for k in ("engine", "embedder") if k in doc)
+
+
+@lru_cache(maxsize=None)
+def _dataset_defaults(kind: str) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    """Each setting's values as the dataset configs of this ``kind`` write
+    them (locomo-dev and locomo; aihub141 and its synthetic set)."""
+    from omegaconf import OmegaConf
+
+    seen: dict[str, list[Any]] = {}
+    for path in sorted(DATASET_CONF.glob("*.yaml")):
+        doc = OmegaConf.to_container(OmegaConf.load(path), resolve=False) or {}
+        if doc.get("kind") == kind:
+            for k, v in doc.items():
+                if k not in _DATASET_FIXED:
+                    seen.setdefault(k, []).append(v)
+    return tuple((k, tuple(vs)) for k, vs in seen.items())
+
+
+def _dataset_diffs(dataset: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A dataset setting that changes what is measured (``pad``, ``limit``,
+    ``sample_ids``, a split its name does not say) and is not its default:
+    without it in the label, a run with ``dataset.pad=10`` replaced the
+    plain run's row in the report under the same name."""
+    if not dataset or not dataset.get("kind"):
+        return {}
+    defaults, name = dict(_dataset_defaults(str(dataset["kind"]))), str(dataset.get("name", ""))
+    out = {}
+    for k, v in dataset.items():
+        if k in _DATASET_FIXED or (k in ("split", "batch") and str(v) in name):
+            continue
+        written = defaults.get(k, (None,))
+        if any(isinstance(w, str) and w.startswith("${") for w in written):
+            continue  # taken from elsewhere in the config (the seed: already the record's identity)
+        if v not in written:
+            out[f"dataset.{k}"] = v
+    return out
 
 
 def engine_defaults() -> dict[str, Any]:
@@ -124,6 +163,7 @@ def variant_label(record: Mapping[str, Any]) -> str:
                 diffs["embedder" if k == "kind" else f"embedder.{k}"] = got
     if (record.get("config") or {}).get("read_only") is False:  # questions that strengthen: another measurement
         diffs["read_only"] = False
+    diffs.update(_dataset_diffs((record.get("config") or {}).get("dataset")))
     return f"{name}[{','.join(f'{k}={_fmt(v)}' for k, v in diffs.items())}]" if diffs else name
 
 

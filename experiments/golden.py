@@ -107,7 +107,7 @@ def compare(expected: Mapping[str, float], got: Mapping[str, float],
     for k, e in expected.items():
         g = got.get(k, float("nan"))
         t = tol if isinstance(tol, (int, float)) else tol.get(k, TOLERANCE)
-        rows.append((k, e, g, abs(e - g) <= t + EPS))
+        rows.append((k, e, g, abs(e - g) <= t + EPS))  # NaN on either side compares False
     return rows
 
 
@@ -129,7 +129,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"UPDATED {name}: {got}")
                 continue
             tol = tolerances(name)
-            for k, exp, val, ok in compare(golden.get(name, {}), got, tol):
+            # a slice or a metric golden.json does not hold was checked against nothing: a failure, not a pass
+            want = {k: golden.get(name, {}).get(k, float("nan")) for k in SLICES[name]["metrics"]}
+            for k, exp, val, ok in compare(want, got, tol):
                 failed |= not ok
                 print(f"{'OK  ' if ok else 'FAIL'} {name} {k}: expected {exp:.4f} got {val:.4f} (tolerance {tol.get(k, TOLERANCE)})")
     if a.update:

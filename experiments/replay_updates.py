@@ -204,7 +204,7 @@ def objective(rows: Sequence[dict[str, Any]]) -> float:
     The issue's bar asks for both; J weighs a wrongly retired fact as much as
     a missed change."""
     s = score(list(rows))
-    return s["recall"] - s["fpr"]
+    return (s["recall"] or 0.0) - (s["fpr"] or 0.0)  # a part with no change or no keep scores on the other alone
 
 
 def scan(traces_by_pad: dict[int, list[Trace]], grid: Sequence[dict[str, float]], judge: StatementContradictionFilter,
@@ -242,8 +242,12 @@ def multi_call(traces: Sequence[Trace]) -> int:
 
 # --- command line ----------------------------------------------------------
 
+def _r(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
 def _fmt(s: dict[str, Any]) -> str:
-    return f"P {s['precision']:.3f} / R {s['recall']:.3f} / FPR {s['fpr']:.3f} / acc {s['accuracy']:.3f}"
+    return f"P {_r(s['precision'])} / R {_r(s['recall'])} / FPR {_r(s['fpr'])} / acc {_r(s['accuracy'])}"
 
 
 def _cases(split: str, pad: int) -> list[Case]:
@@ -305,7 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cells = []
         for rows in res["rows"].values():
             s = score(rows)
-            cells.append(f"{s['precision']:.3f} / {s['recall']:.3f} / {s['fpr']:.3f}")
+            cells.append(f"{_r(s['precision'])} / {_r(s['recall'])} / {_r(s['fpr'])}")
         mean_j = sum(objective(rows) for rows in res["rows"].values()) / len(pads)
         print(f"| {res['set'] or 'defaults'} | " + " | ".join(cells) + f" | {mean_j:.3f} |")
     lobo = leave_one_batch_out(results)

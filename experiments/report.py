@@ -35,6 +35,11 @@ def _f(x: Any, digits: int = 3) -> str:
     return f"{x:.{digits}f}" if isinstance(x, float) else str(x)
 
 
+def _r(x: Any) -> str:
+    """A rate in a summary line: "n/a" where nothing was under it."""
+    return "n/a" if x is None else f"{x:.3f}"
+
+
 # ----------------------------------------------------------------- one-run summaries
 def summary_lines(experiment: str, provider: str, dataset: str, rec: dict[str, Any]) -> list[str]:
     m = rec.get("metrics", {})
@@ -62,11 +67,11 @@ def summary_lines(experiment: str, provider: str, dataset: str, rec: dict[str, A
         if not m.get("applicable", True):
             out.append("not applicable: the provider reports no consolidation decisions")
         else:
-            out.append(f"cases={m['n']} supersede precision={m['precision']:.3f} recall={m['recall']:.3f} "
-                       f"false-positive rate={m['fpr']:.3f} accuracy={m['accuracy']:.3f} setup failures={m['setup_failures']}")
+            out.append(f"cases={m['n']} supersede precision={_r(m['precision'])} recall={_r(m['recall'])} "
+                       f"false-positive rate={_r(m['fpr'])} accuracy={_r(m['accuracy'])} setup failures={m['setup_failures']}")
             for g in sorted({k.rsplit('/', 1)[0] for k in m if k.startswith(("lang:", "cat:", "attr:"))}):
-                out.append(f"  {g:<28} n={m[g + '/n']:<3} acc={m[g + '/accuracy']:.3f} P={m[g + '/precision']:.3f} "
-                           f"R={m[g + '/recall']:.3f} FPR={m[g + '/fpr']:.3f}")
+                out.append(f"  {g:<28} n={m[g + '/n']:<3} acc={_r(m.get(g + '/accuracy'))} P={_r(m.get(g + '/precision'))} "
+                           f"R={_r(m.get(g + '/recall'))} FPR={_r(m.get(g + '/fpr'))}")
     elif experiment == "lifecycle":
         out.append("  ".join(f"{k}={_f(v)}" for k, v in m.items()))
     elif experiment == "extraction":
@@ -75,9 +80,9 @@ def summary_lines(experiment: str, provider: str, dataset: str, rec: dict[str, A
         else:
             for g in ["all"] + sorted({k.rsplit('/', 1)[0] for k in m if k.startswith(("lang:", "label:"))}):
                 pre = "" if g == "all" else g + "/"
-                out.append(f"  {g:<24} n={m[pre + 'n']:<4} coverage={m[pre + 'coverage']:.3f} rejection={m[pre + 'rejection']:.3f} "
-                           f"refusal logged={m[pre + 'refusal_logged']:.3f} subject={m[pre + 'subject_accuracy']:.3f} "
-                           f"time resolved={m[pre + 'time_resolved']:.3f}")
+                out.append(f"  {g:<24} n={m[pre + 'n']:<4} coverage={_r(m.get(pre + 'coverage'))} rejection={_r(m.get(pre + 'rejection'))} "
+                           f"refusal logged={_r(m.get(pre + 'refusal_logged'))} subject={_r(m.get(pre + 'subject_accuracy'))} "
+                           f"time resolved={_r(m.get(pre + 'time_resolved'))}")
     elif experiment == "ablation":
         out.append(f"base experiment: {rec.get('base_experiment')}; per-query metric: {m.get('headline')}; default = {_f(m.get('default'))}")
         for label, r in m.items():
@@ -151,8 +156,9 @@ def load_frames(root: Path) -> Frames:
     """Read ``root`` once; keep the newest record per (experiment, dataset, variant)."""
     recs = load_records(root)
     best = latest(records_frame(root, records=recs))
-    keep = set(best[IDENTITY].itertuples(index=False, name=None)) if not best.empty else set()
-    kept = [r for r in recs if tuple(r["identity"].get(k) for k in IDENTITY) in keep]
+    # the very records kept (a copy of a record under the same identity, an older run, is left out)
+    keep = set(best[IDENTITY + ["written_at"]].itertuples(index=False, name=None)) if not best.empty else set()
+    kept = [r for r in recs if (*(r["identity"].get(k) for k in IDENTITY), r.get("written_at", "")) in keep]
     return Frames(best, queries_frame(root, "locomo", records=kept), latency_frame(root, records=kept))
 
 
@@ -472,6 +478,7 @@ def main(argv: list[str] | None = None) -> None:
     data = json.loads(judged.read_text(encoding="utf-8")) if judged.exists() else None
     if data is not None:
         text += "\n" + "\n".join(learned_judge_lines(data) + ["Plot: `plots/learned-judge-test.png`", ""])
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
     pngs = plots(fr, out.parent / "plots")
     if data is not None:

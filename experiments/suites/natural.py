@@ -132,11 +132,21 @@ def padded(cases: list[Case], n: int, seed: int = 0) -> list[Case]:
     return out
 
 
+def _said(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
 def statements(split: str = "dev", batch: str | int = "all") -> list[LabelledStatement]:
+    """The labelled statements of ``split``. A test statement said word for word
+    in the dev part of any batch ("hey!", "ㅋㅋㅋㅋ": seven greetings and fillers
+    a review found in session 33) is left out of the test part: the rules were
+    tuned on its twin, so it measured nothing unseen."""
     _check_split(split, batch)
+    dev = {_said(r["text"]) for _, name in _batches("statements", "all") for r in _jsonl(name) if r["split"] == "dev"}
     return [LabelledStatement(r["id"], r["lang"], r["text"], bool(r["declarative"]), r.get("why_not"), r.get("subject"),
                               r.get("time"), r["split"], n)
-            for n, name in _batches("statements", batch) for r in _jsonl(name) if split == "all" or r["split"] == split]
+            for n, name in _batches("statements", batch) for r in _jsonl(name)
+            if (split == "all" or r["split"] == split) and not (r["split"] == "test" and _said(r["text"]) in dev)]
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,10 @@ def run_case(provider: MemoryProvider, case: Case) -> dict[str, Any]:
             "undecided": undecided, "decisions": [(d.op.value, d.reason) for d in rep.decisions]}
 
 
+def ratio(num: int, den: int) -> float | None:
+    return num / den if den else None
+
+
 def score(rows: list[dict[str, Any]]) -> dict[str, float]:
     pred = [r for r in rows if r["predicted"] != "keep"]
     tp = [r for r in pred if r["expected"] != "keep" and r["correct_target"]]
@@ -55,10 +59,10 @@ def score(rows: list[dict[str, Any]]) -> dict[str, float]:
     keep = [r for r in rows if r["expected"] == "keep"]
     fp_keep = [r for r in keep if r["predicted"] != "keep"]
     exact = [r for r in rows if (r["predicted"] == r["expected"] and (r["expected"] == "keep" or r["correct_target"]))]
-    return {"n": len(rows), "precision": len(tp) / len(pred) if pred else 0.0,
-            "recall": len(tp) / len(labelled) if labelled else 0.0,
-            "fpr": len(fp_keep) / len(keep) if keep else 0.0,
-            "accuracy": len(exact) / len(rows) if rows else 0.0,
+    # a ratio with nothing under it is undefined (None), not 0: a group of keeps has no recall,
+    # a group of changes no false-positive rate, and 0.000 there read as a score
+    return {"n": len(rows), "precision": ratio(len(tp), len(pred)), "recall": ratio(len(tp), len(labelled)),
+            "fpr": ratio(len(fp_keep), len(keep)), "accuracy": ratio(len(exact), len(rows)),
             "setup_failures": sum(not r["setup_ok"] for r in rows), "undecided": sum(bool(r["undecided"]) for r in rows)}
 
 

@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable
 from naia_memory.contract import DecisionOp, MemoryProvider, Role
 
 from ..suites.natural import LabelledStatement
+from .contradiction import ratio
 
 T0 = datetime(2025, 5, 8, 14, 0, tzinfo=timezone.utc)
 _FACT_OPS = (DecisionOp.ADD, DecisionOp.UPDATE, DecisionOp.NOOP)
@@ -71,11 +72,13 @@ def score(rows: list[dict[str, Any]]) -> dict[str, float]:
     subj = [r for r in dec if r["subject_ok"] is not None]
     return {
         "n": len(rows), "n_declarative": len(dec), "n_other": len(non),
-        "coverage": sum(r["covered"] for r in dec) / len(dec) if dec else 0.0,
-        "rejection": sum(not r["covered"] for r in non) / len(non) if non else 0.0,
-        "refusal_logged": sum(bool(r["skips"]) or not r["stored"] for r in non if not r["covered"]) / max(1, sum(not r["covered"] for r in non)),
-        "subject_accuracy": sum(bool(r["subject_ok"]) for r in subj) / len(subj) if subj else 0.0,
-        "time_resolved": sum(r["time_resolved"] for r in timed) / len(timed) if timed else 0.0,
+        # None where nothing is under the ratio (a group with no declarative statement has no coverage)
+        "coverage": ratio(sum(r["covered"] for r in dec), len(dec)),
+        "rejection": ratio(sum(not r["covered"] for r in non), len(non)),
+        "refusal_logged": ratio(sum(bool(r["skips"]) or not r["stored"] for r in non if not r["covered"]),
+                                sum(not r["covered"] for r in non)),
+        "subject_accuracy": ratio(sum(bool(r["subject_ok"]) for r in subj), len(subj)),
+        "time_resolved": ratio(sum(r["time_resolved"] for r in timed), len(timed)),
     }
 
 

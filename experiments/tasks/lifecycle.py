@@ -35,7 +35,7 @@ def asserts(text: str, value: str, current: str | None, enders: Iterable[str] = 
 def _rates(probes: list[dict[str, Any]], top_k: int) -> dict[str, float]:
     def rate(key):
         vals = [q[key] for q in probes if q[key] is not None]
-        return sum(vals) / len(vals) if vals else 0.0
+        return sum(vals) / len(vals) if vals else None  # no probe of that kind: undefined, not the best score
     return {"n_probes": len(probes), "current@1": rate("current_top1"), f"current@{top_k}": rate("current_topk"),
             "stale_returned_rate": rate("stale_returned"), "deleted_returned_rate": rate("deleted_returned")}
 

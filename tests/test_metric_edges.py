@@ -1,0 +1,84 @@
+"""The numbers the experiments report, at their edges: bugs a review found in
+session 33, each test failing on the code before it. An undefined ratio was
+stored as 0.000 (a group of keeps "had" recall 0, a script with no stale
+value the best stale rate); a run with another dataset setting (pad=10)
+took the plain run's row in the report under the same label; the report's
+per-question rows mixed two copies of one record; seven test statements
+were dev statements word for word; the golden check passed a slice it held
+no numbers for."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from experiments import golden
+from experiments.frame import variant_label
+from experiments.suites.natural import statements
+from experiments.tasks.contradiction import score
+from experiments.tasks.extraction import score as extraction_score
+
+
+def _row(expected: str, predicted: str, target_ok: bool = True) -> dict:
+    return {"expected": expected, "predicted": predicted, "correct_target": target_ok, "setup_ok": True, "undecided": False}
+
+
+def test_a_ratio_with_nothing_under_it_is_undefined_not_zero():
+    keeps = score([_row("keep", "keep"), _row("keep", "keep")])
+    assert keeps["recall"] is None and keeps["precision"] is None and keeps["fpr"] == 0.0
+    changes = score([_row("update", "update"), _row("delete", "keep")])
+    assert changes["fpr"] is None and changes["recall"] == 0.5 and changes["precision"] == 1.0
+    chatter = extraction_score([{"declarative": False, "covered": False, "skips": ["greeting"], "stored": True,
+                                 "time": None, "time_resolved": False, "subject_ok": None}])
+    assert chatter["coverage"] is None and chatter["rejection"] == 1.0 and chatter["subject_accuracy"] is None
+
+
+def _record(pad: int) -> dict:
+    from experiments.frame import _adapter_defaults
+
+    return {"identity": {"provider": "naia-local"},
+            "config": {"adapter": {"name": "naia-local", **dict(_adapter_defaults("naia-local"))},
+                       "dataset": {"name": "natural-updates-test-batch-all", "kind": "natural-updates", "split": "test",
+                                   "batch": "all", "pad": pad}}}
+
+
+def test_a_dataset_setting_its_name_does_not_carry_is_in_the_label():
+    assert variant_label(_record(0)) == "naia-local"
+    assert variant_label(_record(10)) == "naia-local[dataset.pad=10]"
+
+
+def _locomo_record(root: Path, folder: str, written: str, hit: bool) -> None:
+    ident = {"provider": "lite", "dataset": "locomo-dev", "experiment": "locomo", "config_hash": "abc", "seed": 0}
+    per_query = [{"query_id": f"s1#{i}", "sample": "s1", "category": 4, "evidence": ["D1:1"],
+                  "ranking": [{"source_ids": ["D1:1" if hit else "D1:2"]}]} for i in range(4)]
+    doc = {"identity": ident, "written_at": written, "per_query": per_query,
+           "metrics": {"all/turn_recall@5": float(hit), "all/turn_hit@5": float(hit), "all/session_recall@5": float(hit)},
+           "config": {"adapter": {"name": "lite"}, "experiment": {"name": "locomo", "top_ks": [5]}}}
+    path = root / "locomo" / folder / "lite-abc-seed0.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(doc))
+
+
+def test_the_report_reads_per_question_rows_from_the_record_it_keeps_only(tmp_path):
+    from experiments.report import load_frames
+
+    _locomo_record(tmp_path, "locomo-dev-old", "2026-01-01T00:00:00+00:00", hit=False)  # a copy kept in a renamed folder
+    _locomo_record(tmp_path, "locomo-dev", "2026-02-01T00:00:00+00:00", hit=True)
+    fr = load_frames(tmp_path)
+    assert len(fr.records) == 1 and len(fr.queries) == 4 and (fr.queries["turn_recall@5"] == 1.0).all()
+
+
+def test_no_test_statement_is_a_dev_statement_said_again():
+    dev = {" ".join(s.text.split()).lower() for s in statements("dev")}
+    test = statements("test")
+    assert test and not [s.id for s in test if " ".join(s.text.split()).lower() in dev]
+
+
+def test_the_golden_check_fails_a_slice_it_holds_no_numbers_for(monkeypatch, tmp_path):
+    name = "contradiction-main"
+    store = tmp_path / "golden.json"
+    store.write_text(json.dumps({}))
+    monkeypatch.setattr(golden, "GOLDEN", store)
+    monkeypatch.setattr(golden, "run_slice", lambda n, tmp: {k: 1.0 for k in golden.SLICES[n]["metrics"]})
+    assert golden.main(["--only", name]) == 1
