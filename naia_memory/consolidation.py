@@ -232,7 +232,9 @@ class Consolidator:
             last_accessed=now, project=ep.project, session=ep.session, role="user",
             tokens=tokens + self.label_tokens(contradiction.attribute(filed) if filed else None),
             entities=sorted(set(self.tokenizer.nouns(cand.content))), importance=ep.importance,
-            memory_class=cand.memory_class, valid_from=ep.created_at, provenance=[ep.id],
+            # a turn the user asked to keep keeps what is drawn from it ("Remember this. My locker code is 4812.")
+            memory_class="permanent" if ep.memory_class == "permanent" else cand.memory_class,
+            valid_from=ep.created_at, provenance=[ep.id],
             attribute=filed, value=" ".join(sorted(values)) or None,
             metadata={"values": sorted(values), "extractor": getattr(self.fact_extractor, "name", "heuristic"),
                       "subject": subject, "source_ids": source_ids(ep)},

@@ -375,9 +375,11 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
             for r, s, members, lead in ranked:
                 if strengthen:
                     r.recall_count += 1
-                    r.last_accessed = now
-                    if r.status == ARCHIVED:  # recalled again: the faded memory is back in use
-                        r.status = ACTIVE
+                    # a recall dated before the last one (time passed in out of order) must not
+                    # move the last use back: one more recall would leave the memory weaker
+                    r.last_accessed = max(r.last_accessed, now)
+                    if r.status == ARCHIVED and not _before(now, r.metadata.get("archived_at")):
+                        r.status = ACTIVE  # recalled again: the faded memory is back in use (not by a look at before it faded)
                         r.metadata["revived_at"] = now.isoformat()
                     self.store.update(r)
                     if self.config.graph and r.kind is MemoryKind.FACT:
@@ -400,3 +402,9 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _before(now: datetime, stamp: object) -> bool:
+    """``now`` earlier than an ISO time stored in metadata (False when there is none)."""
+    return isinstance(stamp, str) and now < datetime.fromisoformat(stamp)
+

@@ -25,6 +25,8 @@ from .records import ACTIVE, PATH_KEY, SUMMARY, MemoryRecord, ensure_aware, grou
 from .stores.port import RecordFilter
 from .validate import check_content, check_kinds, check_memory_id, check_name, check_query
 
+_FADING_MARKS = ("archived_at", "strength_at_archive", "revived_at")  # the old version's, not the correction's
+
 
 log = logging.getLogger("naia_memory")
 
@@ -94,7 +96,9 @@ class OwnerControls:
             new = replace(old, id=self._new_id(old.id.split("_")[0], content, now, old.project), content=content, tokens=self.tokenizer.tokens(content) + labels,
                           entities=sorted(set(self.tokenizer.nouns(content))), created_at=now, updated_at=now,
                           valid_from=now, valid_to=None, supersedes=old.id, superseded_by=None, recall_count=0,
-                          metadata={**old.metadata, "edited_by_user": True})
+                          last_accessed=now,  # a correction is fresh, not as faded as what it corrects
+                          metadata={**{k: v for k, v in old.metadata.items() if k not in _FADING_MARKS},
+                                    "edited_by_user": True})
             vec = self._embed_one(content)
             new.metadata.pop(PATH_KEY, None)
             new.metadata.pop("summarized_by", None)  # the old text was summarised, not this one

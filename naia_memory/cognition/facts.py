@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from . import contradiction
-from .importance import EXPLICIT_KEEP_CUES, IMPORTANCE_CUES, _FIRST_PERSON, utility
+from .importance import IMPORTANCE_CUES, _FIRST_PERSON, asks_to_keep, utility
 from .statements import read
 
 # "user: ...", "Caroline: ..." (a chat log's speaker label), not part of what was said
@@ -52,7 +52,7 @@ def said_text(text: str, speaker: str | None = None) -> str:
 
 def memory_class_of(sentence: str, attr: contradiction.Attribute | None) -> str:
     low = sentence.lower()
-    if any(c in low for c in EXPLICIT_KEEP_CUES):
+    if asks_to_keep(sentence):
         return "permanent"
     if any(c in low for c in TASK_CUES):
         return "task_state"

@@ -78,12 +78,35 @@ def _cue_pattern(cues: tuple[str, ...]) -> re.Pattern[str]:
 
 _FAMILY_PATTERNS = {f: _cue_pattern(c) for f, c in IMPORTANCE_CUES.items()}
 _KEEP_PATTERN = _cue_pattern(EXPLICIT_KEEP_CUES)
+# A keep cue is a request only when it is one: not asked ("do you remember that movie?",
+# "너 그거 기억해?"), not negated or said of oneself ("I don't remember that restaurant",
+# "I can never remember this word", "I never forget a face"). Each of these pinned a turn for good.
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
+_ASKED_EN = re.compile(r"\b(do|did|can|could|will|would|don't|didn't)\s+(you|u|ya)\s+(still\s+|even\s+)?(remember|forget)\b")
+_NOT_EN = re.compile(r"\b(don't|do not|didn't|did not|can't|cannot|can not|couldn't|never|not|won't|hardly|barely)"
+                     r"\s+(\w+\s+){0,2}remember\b")
+_SELF_EN = re.compile(r"\b(i|we|i'll|we'll|i'd|i will)\s+(\w+\s+){0,2}(forget|remember)\b")
+_ASKED_KO = re.compile(r"기억(해|하니|하냐|하지|나|남)\s*[?？]|기억\s*(안|못)")
+
+
+def asks_to_keep(text: str) -> bool:
+    """Whether some sentence of ``text`` asks for it to be kept ("remember
+    this", "기억해 줘", "don't forget ..."): the cue, in a sentence that is
+    neither a question nor the speaker saying what they do or do not recall."""
+    for sentence in _SENTENCE.findall(f" {text.lower()} "):
+        s = f" {sentence.strip()} "
+        if not _KEEP_PATTERN.search(s) or "?" in s or "？" in s or _ASKED_KO.search(s):
+            continue
+        if _ASKED_EN.search(s) or _NOT_EN.search(s) or _SELF_EN.search(s):
+            continue
+        return True
+    return False
 _EMOTION_PATTERNS = tuple(_cue_pattern((c,)) for c in EMOTION_CUES)
 
 
 def importance_axis(text: str, cfg: ImportanceConfig = ImportanceConfig()) -> tuple[float, tuple[str, ...]]:
     text_l = f" {text.lower()} "
-    if _KEEP_PATTERN.search(text_l):
+    if asks_to_keep(text):
         return 1.0, ("explicit-keep",)
     families = tuple(sorted(f for f, pat in _FAMILY_PATTERNS.items() if pat.search(text_l)))
     score = cfg.base_importance + cfg.per_family * len(families)
