@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from .cognition.decay import retention, retention_many, should_archive
-from .contract import InvalidInput
+from .contract import InvalidInput, MemoryKind
 from .embedders.base import Embedder, embed_in_batches
 from .ownership import locked
 from .recall.context import index_text
@@ -37,8 +37,9 @@ def _reembedded(store: StoragePort, embedder: Embedder, batch_size: int = 64,
                 progress: Callable[[int, int], None] | None = None) -> tuple[list[MemoryRecord], np.ndarray]:
     """Every record and its vector under ``embedder``, checked (``embed_in_batches``)."""
     recs = list(store.records())
-    return recs, embed_in_batches(embedder, [index_text(r.content, r.metadata.get("context")) for r in recs],
-                                  batch_size, progress)
+    # a turn is indexed with the turn it answered; a skill's "context" is where it ran, not a turn
+    return recs, embed_in_batches(embedder, [index_text(r.content, r.metadata.get("context") if r.kind is MemoryKind.EPISODE
+                                                        else None) for r in recs], batch_size, progress)
 
 
 class LifecycleControls:

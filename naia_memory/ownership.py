@@ -87,18 +87,32 @@ class OwnerControls:
             old = self._require(memory_id)
             if old.status != ACTIVE:
                 raise InvalidInput(f"{memory_id} is {old.status}; edit the current version")
+            if old.metadata.get("structured") or old.kind is MemoryKind.SKILL:
+                # their fields (a value, an outcome's verdict and approach) are not read back from the text:
+                # an edit kept the old value in the new record, and loads went on answering with it
+                how = ("save the new value with StructuredMemory.save (the old one is kept as history)"
+                       if old.metadata.get("structured") else "record the outcome again with ProceduralMemory.record")
+                raise InvalidInput(f"{memory_id} is a {'structured fact' if old.metadata.get('structured') else 'skill outcome'}: "
+                                   f"{how}, and forget this one if it was wrong")
             if old.derived:  # an edited text would pass as checked and keep standing for facts that say otherwise
                 what = "summary" if old.subtype == SUMMARY else "reflection"
                 raise InvalidInput(f"{memory_id} is a {what} the engine derived from {', '.join(grounds(old))}: edit or "
                                    f"forget those (the {what} ends and is made again from what holds), or forget it")
             attr = contradiction.attribute(old.attribute) if old.kind is MemoryKind.FACT and old.attribute else None
             labels = self.consolidator.label_tokens(attr)
-            new = replace(old, id=self._new_id(old.id.split("_")[0], content, now, old.project), content=content, tokens=self.tokenizer.tokens(content) + labels,
+            said = self.tokenizer.tokens(content)
+            # a fact's values are the corrected text's, not the old one's (the judge and summaries read them)
+            values = sorted(contradiction.value_tokens(content, said, attr, self.tokenizer.tokens)) \
+                if old.kind is MemoryKind.FACT else None
+            new = replace(old, id=self._new_id(old.id.split("_")[0], content, now, old.project), content=content, tokens=said + labels,
                           entities=sorted(set(self.tokenizer.nouns(content))), created_at=now, updated_at=now,
                           valid_from=now, valid_to=None, supersedes=old.id, superseded_by=None, recall_count=0,
                           last_accessed=now,  # a correction is fresh, not as faded as what it corrects
                           metadata={**{k: v for k, v in old.metadata.items() if k not in _FADING_MARKS},
                                     "edited_by_user": True})
+            if values is not None:
+                new.value = " ".join(values) or None
+                new.metadata["values"] = values
             vec = self._embed_one(content)
             new.metadata.pop(PATH_KEY, None)
             new.metadata.pop("summarized_by", None)  # the old text was summarised, not this one

@@ -17,7 +17,7 @@ from .contract import InvalidInput, MemoryKind, RecallHit
 from .hits import to_hit
 from .records import ACTIVE, MemoryRecord, ensure_aware
 from .stores.port import RecordFilter
-from .validate import check_content
+from .validate import check_content, check_name
 
 if TYPE_CHECKING:
     from .engine import MemorySystem
@@ -46,6 +46,9 @@ class SkillReport:
 class ProceduralMemory:
     system: "MemorySystem"
     project: str = "default"
+
+    def __post_init__(self) -> None:
+        check_name(self.project, "project")
 
     def record(self, skill: str, *, success: bool, context: str = "", approach: str = "", detail: str = "",
                now: datetime | None = None) -> str:
@@ -77,6 +80,7 @@ class ProceduralMemory:
     def outcomes(self, skill: str, context: str | None = None) -> list[MemoryRecord]:
         flt = RecordFilter(project=self.project, kinds=(MemoryKind.SKILL,), statuses=(ACTIVE,))
         with self.system._lock:
+            self.system._check_open()  # closed: refused; a shared file: another process's forget first
             every = list(self.system.store.records(flt))
         recs = [r for r in every if r.metadata.get("skill") == skill
                 and (context is None or r.metadata.get("context") == context)]

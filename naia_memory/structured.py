@@ -21,7 +21,7 @@ from .contract import InvalidInput, MemoryKind
 from .llm.client import ChatClient
 from .records import ACTIVE, MemoryRecord, ensure_aware
 from .stores.port import RecordFilter
-from .validate import check_content, check_query
+from .validate import check_content, check_name, check_query
 
 if TYPE_CHECKING:
     from .engine import MemorySystem
@@ -123,35 +123,56 @@ class StructuredMemory:
     project: str = "default"
     subjects: dict[str, MemorySubject] = field(default_factory=lambda: {s.name: s for s in (EVERYTHING, USER, MACHINE)})
 
-    # ---------------------------------------------------------------- save
-    def save(self, fact: Fact, subject: MemorySubject, scope: MemoryScope, *, now: datetime | None = None) -> list[str]:
-        """Store ``fact``; returns the ids of the records written. A SINGLE
-        concept's earlier value (same subject and scope) is superseded; a
-        MULTIPLE concept gains the values it does not hold yet."""
-        now = ensure_aware(now or fact.timestamp)
-        self.subjects.setdefault(subject.name, subject)
+    def __post_init__(self) -> None:
+        check_name(self.project, "project")  # a name the engine refuses could never be listed or forgotten by project
+
+    def _check(self, fact: Fact, subject: MemorySubject, scope: MemoryScope) -> list[str]:
+        """Everything ``save`` refuses, before anything is touched: the values,
+        and the names (a lone surrogate in a subject failed inside the store,
+        with the refused fact held as saved)."""
         values = [fact.value] if isinstance(fact, SingleFact) else list(dict.fromkeys(fact.values))
         if not values or any(not isinstance(v, str) or not v.strip() for v in values):
             raise InvalidInput(f"a fact needs non-empty text values, got {values!r}")
+        check_name(fact.concept.keyword, "concept keyword")
+        check_name(subject.name, "subject name")
+        if scope.kind not in MemoryScope.KINDS:
+            raise InvalidInput(f"scope kind must be one of {MemoryScope.KINDS}, got {scope.kind!r}")
+        if scope.kind != "cross-product":
+            check_name(scope.name, "scope name")
         for v in values:  # the length and text checks encode applies, on what will be stored
             check_content(f"{fact.concept.description or fact.concept.keyword}: {v}", "fact")
         if isinstance(fact, SingleFact) and fact.concept.fact_type is not FactType.SINGLE:
             raise InvalidInput(f"{fact.concept.keyword} is a MULTIPLE concept: save MultipleFacts")
         if isinstance(fact, MultipleFacts) and fact.concept.fact_type is not FactType.MULTIPLE:
             raise InvalidInput(f"{fact.concept.keyword} is a SINGLE concept: save SingleFact")
+        return values
+
+    # ---------------------------------------------------------------- save
+    def save(self, fact: Fact, subject: MemorySubject, scope: MemoryScope, *, now: datetime | None = None) -> list[str]:
+        """Store ``fact``; returns the ids of the records written. A SINGLE
+        concept's earlier value (same subject and scope) is superseded; a
+        MULTIPLE concept gains the values it does not hold yet."""
+        values = self._check(fact, subject, scope)
+        now = ensure_aware(now or fact.timestamp)
         sys = self.system
         with sys._lock:
             sys._check_open()
             current = self._records(fact.concept.keyword, subject.name, scope.key(), exact_scope=True)
+            stored = {r.metadata.get("fact_type") for r in current} - {fact.concept.fact_type.value}
+            if stored:  # one keyword, one type: a SINGLE concept saved as MULTIPLE loaded as three values
+                raise InvalidInput(f"{fact.concept.keyword} is stored as a {stored.pop()} concept for this subject and scope")
+            self.subjects.setdefault(subject.name, subject)
             held = {r.value: r for r in current}
             written: list[str] = []
             # every new value embedded before anything is written: an embedder that fails leaves the store as it was
             made = {v: self._record(fact.concept, v, subject, scope, now) for v in values if v not in held}
             vecs = {v: sys._embed_one(rec.content) for v, rec in made.items()}
+            reaffirmed: list[str] = []
             for v in values:
                 if v in held:  # said again: a reaffirmation, not a second copy
                     held[v].updated_at = now
                     sys.store.update(held[v])
+                    reaffirmed.append(held[v].id)
                     continue
                 rec = made[v]
                 sys.store.put(rec, vecs[v])
@@ -164,8 +185,9 @@ class StructuredMemory:
                         sys.consolidator.retire(old, now, successor=rec.id, reason=f"new value of {fact.concept.keyword}",
                                                 episode_id="structured-save")
                     sys.store.update(rec)
-            sys.store.append_log([{"op": "SAVE", "ids": written, "concept": fact.concept.keyword, "subject": subject.name,
-                                   "scope": scope.key(), "at": now.isoformat()}])
+            # the names are words of the fact: a forget of these ids clears them (LOG_TEXT_FIELDS)
+            sys.store.append_log([{"op": "SAVE", "ids": written, "reaffirmed": reaffirmed, "concept": fact.concept.keyword,
+                                   "subject": subject.name, "scope": scope.key(), "at": now.isoformat()}])
             sys.store.commit()
             return written
 
@@ -187,6 +209,7 @@ class StructuredMemory:
         flt = RecordFilter(project=self.project, kinds=(MemoryKind.FACT,), statuses=(ACTIVE,))
         out = []
         with self.system._lock:
+            self.system._check_open()  # closed: refused; a shared file: another process's writes (a forget) first
             recs = list(self.system.store.records(flt))
         for r in recs:
             md = r.metadata
@@ -233,6 +256,7 @@ class StructuredMemory:
         now = ensure_aware(now)
         flt = RecordFilter(project=self.project, kinds=(MemoryKind.FACT,), statuses=(ACTIVE,), created_before=now)
         with self.system._lock:
+            self.system._check_open()
             ranked, _ = self.system.pipeline.run(description, max(top_k * 4, 20), flt, now)
         hits = [r for r, *_ in ranked if r.metadata.get("structured") and r.metadata.get("subject") in subs
                 and (scope is None or _sees(scope.key(), r.metadata.get("scope", "")))]
@@ -253,6 +277,8 @@ class StructuredMemory:
             {"role": "user", "content": "\n".join(turns)},
         ])
         facts = parse_detected(raw, subs)
+        for subject, fact in facts:  # every fact checked before any is saved (a bad third one left two saved)
+            self._check(fact, subs[subject], scope)
         for subject, fact in facts:
             self.save(fact, subs[subject], scope, now=now)
         return [f for _, f in facts]

@@ -249,13 +249,15 @@ class SqliteStore(CachedReads):
         try:
             self.db.execute("INSERT INTO memories(id, kind, project, status, created_at, valid_from, valid_to, ntokens, record, embedding) "
                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*self._row_values(record), self._fields.seal_vec(vec)))
-        except apsw.ConstraintError as e:  # the id is taken in the file: another process wrote it since we read
+        except BaseException as e:  # not stored: not held as stored either (a text the file cannot encode, a taken id)
             self._cache.remove(record.id)
             if opened:  # nothing else is in this transaction: end it, so no write lock is left held
                 self.db.execute("ROLLBACK")
                 self._in_txn = False
-            raise IdTakenError(f"{self.path}: a memory with id {record.id} already exists (another process wrote it); "
-                             "nothing was stored, the next call re-reads the file") from e
+            if isinstance(e, apsw.ConstraintError):  # the id is taken in the file: another process wrote it since we read
+                raise IdTakenError(f"{self.path}: a memory with id {record.id} already exists (another process wrote it); "
+                                   "nothing was stored, the next call re-reads the file") from e
+            raise
         rowid = self.db.last_insert_rowid()
         self._rowid[record.id] = rowid
         self._by_rowid[rowid] = record.id
