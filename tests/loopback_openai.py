@@ -10,6 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable, Iterator
 
 from naia_memory.embedders import HashingEmbedder
+from naia_memory.embedders.serve import send_json
 
 
 @contextmanager
@@ -38,12 +39,7 @@ def openai_server(chat: Callable[[list[dict]], str] | None = None, dim: int = 64
                 self._send(404, {"error": "no route"})
 
         def _send(self, code: int, doc: dict) -> None:
-            raw = json.dumps(doc).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
+            send_json(self, code, doc)
 
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     th = threading.Thread(target=srv.serve_forever, daemon=True)

@@ -48,6 +48,14 @@ def _reflections(m: MemorySystem):
     return list(m.store.records(RecordFilter(kinds=(MemoryKind.REFLECTION,), statuses=(ACTIVE,))))
 
 
+def _summarised(tmp_path, tokenizer, t0, **cfg):
+    """The four facts summarised in one topic: the system, the summary and the cello fact's id."""
+    m = _system("json", tmp_path, tokenizer, summaries=True, summary_min=4, **ONE_TOPIC, **cfg)
+    _say(m, FACTS, t0)
+    (s,) = _summaries(m)
+    return m, s, next(i for i in s.metadata["summarizes"] if "cello" in m.store.get(i).content)
+
+
 def _topic_sizes(m: MemorySystem) -> list[tuple[str, int]]:
     return [(n["level"], n["memories"]) for n in m.topics()]
 
@@ -175,9 +183,7 @@ def test_an_outdated_reflection_does_not_answer_with_reflection_switched_off(tmp
 
 
 def test_a_summary_cannot_be_edited_into_an_unchecked_text(tmp_path, tokenizer, t0):
-    m = _system("json", tmp_path, tokenizer, summaries=True, summary_min=4, **ONE_TOPIC)
-    _say(m, FACTS, t0)
-    (s,) = _summaries(m)
+    m, s, _ = _summarised(tmp_path, tokenizer, t0)
     with pytest.raises(InvalidInput, match="derived from"):
         m.edit(memory_id=s.id, content="I am a pilot who lives in Paris.", now=t0 + timedelta(days=10))
     assert m.store.get(s.id).status == ACTIVE and m.store.get(s.id).content == s.content
@@ -185,10 +191,7 @@ def test_a_summary_cannot_be_edited_into_an_unchecked_text(tmp_path, tokenizer, 
 
 
 def test_a_summary_is_not_ended_when_a_source_only_fades(tmp_path, tokenizer, t0):
-    m = _system("json", tmp_path, tokenizer, summaries=True, summary_min=4, **ONE_TOPIC)
-    _say(m, FACTS, t0)
-    (s,) = _summaries(m)
-    cello = next(i for i in s.metadata["summarizes"] if "cello" in m.store.get(i).content)
+    m, s, cello = _summarised(tmp_path, tokenizer, t0)
     rec = m.store.get(cello)
     rec.status = "archived"  # faded: not recalled for a while, still true
     m.store.update(rec)
@@ -198,10 +201,7 @@ def test_a_summary_is_not_ended_when_a_source_only_fades(tmp_path, tokenizer, t0
 
 
 def test_a_run_dated_before_the_change_never_ends_a_summary_or_reflection_before_it_held(tmp_path, tokenizer, t0):
-    m = _system("json", tmp_path, tokenizer, summaries=True, summary_min=4, **ONE_TOPIC)
-    _say(m, FACTS, t0)
-    (s,) = _summaries(m)
-    cello = next(i for i in s.metadata["summarizes"] if "cello" in m.store.get(i).content)
+    m, s, cello = _summarised(tmp_path, tokenizer, t0)
     m.edit(memory_id=cello, content="I play the violin on Sundays.", now=t0 + timedelta(days=12))
     m.summarize(now=t0 + timedelta(days=8))  # time passed in going backwards
     r = m.store.get(s.id)

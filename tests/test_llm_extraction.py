@@ -112,9 +112,9 @@ def test_the_llm_update_filter_is_scored_on_the_natural_suite(tmp_path, tokenize
                                     tokenizer=tokenizer, contradiction_filter=LLMContradictionFilter(client))
 
             scores[name] = run_contradiction(make, cases)["metrics"]
-    assert scores["oracle"]["applicable"] and scores["oracle"]["fpr"] == 0.0
+    assert scores["oracle"]["applicable"] and not scores["oracle"]["fpr"]  # 0.0, or None when the slice has no keep
     assert scores["oracle"]["recall"] >= 0.9 and scores["oracle"]["precision"] == 1.0
-    assert scores["always-add"]["recall"] == 0.0 and scores["always-add"]["fpr"] == 0.0
+    assert scores["always-add"]["recall"] == 0.0 and not scores["always-add"]["fpr"]
 
 
 def test_the_llm_filter_is_told_whom_each_memory_is_about():

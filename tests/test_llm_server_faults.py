@@ -24,6 +24,8 @@ from naia_memory.embedders import make_embedder
 from naia_memory.llm import LLMError, LLMFactExtractor, OpenAICompatChat
 from naia_memory.providers.naia import build_llm
 
+from .loopback_openai import send_json as send
+
 T0 = datetime(2026, 1, 1, 9, tzinfo=timezone.utc)
 FACTS = json.dumps({"facts": [{"content": "I work at Google", "attribute": "job"}]})
 
@@ -53,15 +55,6 @@ def server(answer) -> Iterator[tuple[str, list]]:
     finally:
         srv.shutdown()
         srv.server_close()
-
-
-def send(h: BaseHTTPRequestHandler, code: int, doc) -> None:
-    raw = json.dumps(doc).encode()
-    h.send_response(code)
-    h.send_header("Content-Type", "application/json")
-    h.send_header("Content-Length", str(len(raw)))
-    h.end_headers()
-    h.wfile.write(raw)
 
 
 def chat(content) -> dict:

@@ -21,6 +21,16 @@ from .base import Embedder
 QUERY_MARK = "query: "  # E5's marking of a search
 
 
+
+def send_json(handler, code: int, doc) -> None:
+    """One JSON answer with its length (keep-alive clients need it)."""
+    raw = json.dumps(doc).encode()
+    handler.send_response(code)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(raw)))
+    handler.end_headers()
+    handler.wfile.write(raw)
+
 class EmbeddingServer:
     def __init__(self, embedder: Embedder, host: str = "127.0.0.1", port: int = 0):
         if host not in ("127.0.0.1", "localhost", "::1"):
@@ -56,12 +66,7 @@ class EmbeddingServer:
                     self._send(400, {"error": {"message": str(e), "type": "invalid_request_error"}})
 
             def _send(self, code, doc):
-                raw = json.dumps(doc).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
+                send_json(self, code, doc)
 
         self._server = ThreadingHTTPServer((host, port), Handler)
         self._server.daemon_threads = True
