@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Callable, Mapping
 
 import numpy as np
@@ -193,7 +193,8 @@ class RecallPipeline:
             attrs = named_attributes(q_tokens, self.tokenizer)
             if attrs:
                 score = boost(cols.filed_under(attrs), 1.0 + cfg.attribute_weight)
-        asked = date_windows(query) + relative_windows(query, now) if cfg.time or cfg.present or cfg.as_said else []
+        asked = date_windows(query, now.tzinfo or timezone.utc) + relative_windows(query, now) \
+            if cfg.time or cfg.present or cfg.as_said else []
         morphs = morphemes(self.tokenizer, query) if cfg.present or cfg.as_said else ()
         # a question about how things were (a past tense, a time that is over) is answered by what was said
         # then: a turn whose fact a later one replaced is neither discounted nor folded under it ("today" is not over)

@@ -30,6 +30,8 @@ _EN_PRESENT = re.compile(r"\b(am|is|are|do|does|have|has)\b|'s\b|'m\b|'re\b", re
 _EN_USER = re.compile(r"\b(i|i'm|me|my|mine|myself)\b", re.I)
 
 _KO_PAST = re.compile(r"(예전|옛날|전에|작년|지난|처음|원래|그때|년\s*전|달\s*전|어제)")
+# "before my interview tomorrow", "내일 출근 전에": a time ahead, not one that is over
+_AHEAD = re.compile(r"\b(tomorrow|(?<!the\s)next|will|'ll|going to|gonna|upcoming|coming up|plans?)\b|내일|모레|다음\s*(주|달|번|에)|예정|할 거|갈 거|려고", re.I)
 
 
 def asks_about_now(query: str, morphs: Sequence[tuple[str, str]] = ()) -> bool:
@@ -55,6 +57,8 @@ def asks_about_past(query: str, morphs: Sequence[tuple[str, str]] = ()) -> bool:
     the same grammar ``asks_about_now`` reads, for anyone: a past tense or a
     time that is over, and no word for now. What was said then answers it,
     whether or not a later statement replaced it."""
+    if _AHEAD.search(query):
+        return False
     if has_hangul(query):
         return bool(_KO_PAST.search(query)) or any(t == "EP" and f in ("었었", "았었") for f, t in morphs)
     return bool(_EN_PAST.search(query)) and not _EN_NOW.search(query)

@@ -30,23 +30,35 @@ _WEEKDAYS_KO = {d: i for i, d in enumerate(("월요일", "화요일", "수요일
 
 
 def _day0(t: datetime) -> datetime:
-    t = t.astimezone(timezone.utc) if t.tzinfo else t.replace(tzinfo=timezone.utc)
+    """Midnight of the speaker's own calendar day, in the speaker's offset (a naive
+    time is UTC): "어제" said at 08:30 in Seoul is the day before that Seoul day,
+    not before the UTC day, which was still the evening before."""
+    t = t if t.tzinfo else t.replace(tzinfo=timezone.utc)
     return t.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _safe(make, *args) -> "Window | None":
+    """A window, or None where it falls outside the calendar ("4500 years ago",
+    "December 9999": a crash of encode and recall before)."""
+    try:
+        return make(*args)
+    except (ValueError, OverflowError):
+        return None
 
 
 def _days(start: datetime, n: int) -> Window:
     return start, start + timedelta(days=n)
 
 
-def _month(y: int, m: int, shift: int = 0) -> Window:
+def _month(y: int, m: int, shift: int = 0, tz=timezone.utc) -> Window:
     idx = y * 12 + (m - 1) + shift
     y0, m0 = divmod(idx, 12)
     y1, m1 = divmod(idx + 1, 12)
-    return datetime(y0, m0 + 1, 1, tzinfo=timezone.utc), datetime(y1, m1 + 1, 1, tzinfo=timezone.utc)
+    return datetime(y0, m0 + 1, 1, tzinfo=tz), datetime(y1, m1 + 1, 1, tzinfo=tz)
 
 
-def _year(y: int) -> Window:
-    return datetime(y, 1, 1, tzinfo=timezone.utc), datetime(y + 1, 1, 1, tzinfo=timezone.utc)
+def _year(y: int, tz=timezone.utc) -> Window:
+    return datetime(y, 1, 1, tzinfo=tz), datetime(y + 1, 1, 1, tzinfo=tz)
 
 
 def _week(day: datetime, shift: int) -> Window:
@@ -76,8 +88,8 @@ def _ago(day: datetime, n: int, unit: str, vague: bool = False) -> Window:
     if unit == "week":  # "two weeks ago": that week, give or take
         return _days(day - timedelta(days=7 * n + 3), 7)
     if unit == "month":
-        return _month(day.year, day.month, -n)
-    return _year(day.year - n)
+        return _month(day.year, day.month, -n, day.tzinfo)
+    return _year(day.year - n, day.tzinfo)
 
 
 _UNIT_EN = {"day": "day", "week": "week", "month": "month", "year": "year"}
@@ -88,26 +100,32 @@ _EN = re.compile(
     r"|(?P<today>today|tonight|this\s+(?:morning|afternoon|evening))|(?P<tmr>tomorrow)"
     r"|(?P<rel>last|this|next|past)\s+(?P<span>week(?:end)?|month|year)"
     r"|(?:(?P<n>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple\s+of|few)\s+(?P<unit>day|week|month|year)s?\s+ago)"
-    r"|(?:last|this\s+past)\s+(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b",
+    r"|(?:last|this\s+past)\s+(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r"|(?:on\s+)?(?P<lwwd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\s+(?:of\s+)?last\s+week)\b",
     re.I)
+# 주 as a week, not the start of another noun (주문 an order, 주제 a topic, 주소 an address, 주차 parking ...)
+_KO_WEEK = r"주(?![문제소차식택유인장요사민변위석류목력입행의최연])"
 _KO = re.compile(
-    r"(?P<dby>그저께|그제|엊그제)|(?P<yday>어제|어젯밤)|(?P<today>오늘)|(?P<tmr>내일)"
-    r"|(?P<rel>지난|저번|이번|다음)\s*(?P<span>주말|주|달)"
-    r"|(?P<lastmonth>지난달|저번달)|(?P<lastyear>작년|지난해)|(?P<thisyear>올해)|(?P<nextyear>내년)"
+    r"(?P<dby>그저께|그제|엊그제)|(?P<yday>어제|어젯밤)|(?P<today>오늘(?!날))|(?P<dat>내일\s*모레|모레)|(?P<tmr>내일)"
+    r"|(?P<lwrel>지난|저번)\s*" + _KO_WEEK + r"\s*(?P<lwwd>월요일|화요일|수요일|목요일|금요일|토요일|일요일)"
+    r"|(?P<rel2>지지난|다다음)\s*(?P<span2>주말|" + _KO_WEEK + r"|달)"
+    r"|(?P<rel>지난|저번|이번|다음)\s*(?P<span>주말|" + _KO_WEEK + r"|달)"
+    r"|(?P<lastmonth>지난달|저번달)|(?P<twoyears>재작년)|(?P<lastyear>작년|지난해)|(?P<thisyear>올해)|(?P<nextyear>내년)"
     r"|(?:(?P<n>\d+|한|두|세|네|다섯|여섯|일곱|여덟|아홉|열|몇)\s*(?P<unit>주일|일|주|달|개월|년)\s*(?:전|前))"
     r"|(?:지난|저번)\s*(?P<wd>월요일|화요일|수요일|목요일|금요일|토요일|일요일)")
 
 
 def _span(day: datetime, rel: str, span: str) -> Window:
-    shift = {"last": -1, "past": -1, "지난": -1, "저번": -1, "this": 0, "이번": 0, "next": 1, "다음": 1}[rel.lower()]
+    shift = {"last": -1, "past": -1, "지난": -1, "저번": -1, "this": 0, "이번": 0, "next": 1, "다음": 1,
+             "지지난": -2, "다다음": 2}[rel.lower()]
     span = span.lower()
     if span in ("week", "주"):
         return _week(day, shift)
     if span in ("weekend", "주말"):
         return _weekend(day, shift)
     if span in ("month", "달"):
-        return _month(day.year, day.month, shift)
-    return _year(day.year + shift)
+        return _month(day.year, day.month, shift, day.tzinfo)
+    return _year(day.year + shift, day.tzinfo)
 
 
 # per language: (pattern, numbers, units, weekdays, vague numbers)
@@ -127,13 +145,22 @@ def _window(g: dict, day: datetime, nums: dict, units: dict, weekdays: dict, vag
         return _days(day, 1)
     if g.get("tmr"):
         return _days(day + timedelta(days=1), 1)
+    if g.get("dat"):  # 모레, 내일모레: the day after tomorrow
+        return _days(day + timedelta(days=2), 1)
+    if g.get("lwwd"):  # "지난주 화요일", "on Tuesday last week": that weekday of last week
+        monday = day - timedelta(days=day.weekday() + 7)
+        return _days(monday + timedelta(days=weekdays[g["lwwd"].lower()]), 1)
+    if g.get("rel2"):  # 지지난주, 다다음 달: two back, two ahead
+        return _span(day, g["rel2"], g["span2"])
     if g.get("rel"):
         return _span(day, g["rel"], g["span"])
+    if g.get("twoyears"):
+        return _year(day.year - 2, day.tzinfo)
     if g.get("lastmonth"):
         return _month(day.year, day.month, -1)
     for key, shift in (("lastyear", -1), ("thisyear", 0), ("nextyear", 1)):
         if g.get(key):
-            return _year(day.year + shift)
+            return _year(day.year + shift, day.tzinfo)
     if g.get("unit"):
         n = re.sub(r"\s+", " ", g["n"].lower())
         return _ago(day, int(n) if n.isdigit() else nums[n], units[g["unit"].lower()], vague=n in vague)
@@ -148,7 +175,7 @@ def relative_windows(text: str, said_at: datetime) -> list[Window]:
     out: list[Window] = []
     for pattern, nums, units, weekdays, vague in _LANGS:
         for m in pattern.finditer(text):
-            w = _window(m.groupdict(), day, nums, units, weekdays, vague)
+            w = _safe(_window, m.groupdict(), day, nums, units, weekdays, vague)
             if w is not None:
                 out.append(w)
     out += calendar_windows(text, said_at)
@@ -157,13 +184,21 @@ def relative_windows(text: str, said_at: datetime) -> list[Window]:
 
 _MONTHS_EN = {m.lower(): i for i, m in enumerate(("", "January", "February", "March", "April", "May", "June", "July", "August",
                                                    "September", "October", "November", "December")) if m}
-_FUTURE = re.compile(r"\b(will|going to|gonna|'ll|plan(ning)? to|expecting|scheduled|booked|next|getting)\b|예정|할 거|갈 거|할거|갈거|려고|다음|내년", re.I)
-_BARE_MONTH = re.compile(r"\b(?:in|on|by|until|till|since|from|this|last|next)?\s*(" + "|".join(_MONTHS_EN) + r")\b(?!\s+\d{4})(?!\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4})", re.I)
-_KO_BARE_MONTH = re.compile(r"(?<![\d년])\s*(\d{1,2})\s*월(?!\s*\d)")
-_ON_WEEKDAY = re.compile(r"\bon\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I)
-_KO_WEEKDAY = re.compile(r"(?<![지저])(?<!지난 )(?<!저번 )(월|화|수|목|금|토|일)요일")
-_FOR = re.compile(r"\bfor\s+(?:about\s+|almost\s+|over\s+|like\s+)?(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a couple of|a few)\s+(day|week|month|year)s?\b", re.I)
-_KO_FOR = re.compile(r"(\d+)\s*(일|주|개월|달|년)\s*(?:째|됐|되었|동안|넘게|가까이)|지\s*(\d+)\s*(일|주|개월|달|년)")
+# a plan: "next" and "다음" only when they look ahead ("the next day", "그 다음에" tell a story)
+_FUTURE = re.compile(r"\b(will|going to|gonna|'ll|plan(ning)? to|plans|expecting|scheduled|booked|(?<!the\s)next|getting|tomorrow)\b"
+                     r"|예정|할 거|갈 거|할거|갈거|려고|(?<!그\s)(?<!그)다음|내년|내일", re.I)
+_BARE_MONTH = re.compile(r"\b(?:(?P<pre>in|on|by|until|till|since|from|this|last|next)\s+)?(?P<mon>" + "|".join(_MONTHS_EN)
+                         + r")\b(?!,?\s+\d{4})(?!\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4})(?P<day>\s+\d{1,2}(?:st|nd|rd|th)?\b)?", re.I)
+_STRONG_PRE = ("in", "since", "until", "till", "from", "last", "next")
+# "5월", not the month of "2023년 5월" (its year is named) nor "12시"; no leading \s*, which made it quadratic in a run of spaces
+_KO_BARE_MONTH = re.compile(r"(?<![\d년])(?<!년\s)(?<!년\s\s)(\d{1,2})\s*월(?!\s*\d)")
+_ON_WEEKDAY = re.compile(r"\bon\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b(?!\s+(?:of\s+)?(?:last|next)\s+week)", re.I)
+_KO_WEEKDAY = re.compile(r"(?<![지저])(?<!지난 )(?<!저번 )(?<!주 )(?<!주)(월|화|수|목|금|토|일)요일")
+_FOR = re.compile(r"\bfor\s+(?:about\s+|almost\s+|over\s+|like\s+|the\s+(?:past|last)\s+)?(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a couple of|a few)\s+(day|week|month|year)s?\b", re.I)
+# "for N years" holds until now only in a perfect ("I've lived here for 3 years"), not in a story or a plan
+_PERFECT = re.compile(r"\b(have|has|'ve)\b|\bfor\s+the\s+(?:past|last)\b", re.I)
+# "N년째", "N년 됐어"; "-ㄴ 지 N년" ("이사 온 지 2년"): 지 after a space, not the end of 아버지
+_KO_FOR = re.compile(r"(\d+)\s*(일|주|개월|달|년)\s*(?:째|됐|되었|넘게|가까이)|(?<=\s)지\s*(\d+)\s*(일|주|개월|달|년)")
 _SINCE_YEAR = re.compile(r"\bsince\s+((?:19|20)\d{2})\b|((?:19|20)\d{2})\s*년\s*부터", re.I)
 _WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
           "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a few": 3}
@@ -192,12 +227,17 @@ def calendar_windows(text: str, said_at: datetime) -> list[Window]:
             y += 1
         elif not ahead and m > day.month:
             y -= 1
-        out.append(_month(y, m))
+        w = _safe(_month, y, m, 0, day.tzinfo)
+        if w is not None:
+            out.append(w)
 
     for m in _BARE_MONTH.finditer(text):
-        if m.group(0).strip().lower() == "may":  # the modal ("May I ask ..."), unless a preposition says month
+        word, pre = m.group("mon"), (m.group("pre") or "").lower()
+        # "may" and "march" are also a modal and a verb ("this may be", "I march"): a month when a preposition
+        # says so, or written as a name with a word or a day before it ("this May", "May 7th")
+        if word.lower() in ("may", "march") and pre not in _STRONG_PRE and not (word[0].isupper() and (pre or m.group("day"))):
             continue
-        month(_MONTHS_EN[m.group(1).lower()])
+        month(_MONTHS_EN[word.lower()])
     for m in _KO_BARE_MONTH.finditer(text):
         if 1 <= int(m.group(1)) <= 12:
             month(int(m.group(1)))
@@ -209,14 +249,21 @@ def calendar_windows(text: str, said_at: datetime) -> list[Window]:
             out.append(_days(day + timedelta(days=fwd), 1))
         else:
             out.append(_past_weekday(day, wd))
-    for m in _FOR.finditer(text):
-        n = m.group(1).lower()
-        out.append((_back(day, int(n) if n.isdigit() else _WORDS[n], m.group(2).lower()), day + timedelta(days=1)))
-    for m in _KO_FOR.finditer(text):
-        n, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-        out.append((_back(day, int(n), unit), day + timedelta(days=1)))
+    def held(n: int, unit: str) -> None:  # from N units back until now
+        start = _safe(_back, day, n, unit)
+        if start is not None:
+            out.append((start, day + timedelta(days=1)))
+
+    if _PERFECT.search(text) and not ahead:
+        for m in _FOR.finditer(text):
+            n = m.group(1).lower()
+            held(int(n) if n.isdigit() else _WORDS[n], m.group(2).lower())
+    if not ahead:
+        for m in _KO_FOR.finditer(text):
+            n, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+            held(int(n), unit)
     for m in _SINCE_YEAR.finditer(text):
-        out.append((datetime(int(m.group(1) or m.group(2)), 1, 1, tzinfo=timezone.utc), day + timedelta(days=1)))
+        out.append((datetime(int(m.group(1) or m.group(2)), 1, 1, tzinfo=day.tzinfo), day + timedelta(days=1)))
     return out
 
 

@@ -1,0 +1,74 @@
+"""Time expressions at their edges: bugs a review found in session 33, each
+test failing on the code before it. A year off the calendar crashed encode
+and recall; day words resolved on the UTC day, not the speaker's; "2023년
+5월" also named a May of the wrong year; Korean words matched inside longer
+ones (재작년, 지지난주, 주문, 오늘날); "지난주 화요일" also named this week's
+Tuesday; "this may be", "I march", "2000원" named a month or a year; "the
+next day" read a story as a plan; "for N years" in a story or a plan was a
+span until now; "before ... tomorrow" was a question about the past; a run
+of spaces made a pattern quadratic."""
+from __future__ import annotations
+
+import time
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from naia_memory.recall.present import asks_about_past
+from naia_memory.recall.relative_time import relative_windows
+from naia_memory.recall.when import date_windows, event_windows
+
+KST = timezone(timedelta(hours=9))
+WED = datetime(2025, 5, 14, 12, tzinfo=timezone.utc)  # a Wednesday
+
+
+def days(ws) -> list[tuple[str, str]]:
+    return sorted((a.date().isoformat(), b.date().isoformat()) for a, b in ws)
+
+
+@pytest.mark.parametrize("text", ["the pyramids were built 4500 years ago", "피라미드는 4500년 전에 지어졌대", "30000 months ago",
+                                  "1000000 days ago", "it has stood for 5000 years", "December 9999", "0000년 5월"])
+def test_a_time_off_the_calendar_names_no_window_and_crashes_nothing(text):
+    assert event_windows(text, WED) == [] or all(a < b for a, b in event_windows(text, WED))
+
+
+def test_day_words_resolve_on_the_speakers_own_day():
+    said = datetime(2023, 5, 9, 8, 30, tzinfo=KST)  # 8 May, 23:30 UTC
+    assert days(relative_windows("어제 부산 갔어", said)) == [("2023-05-08", "2023-05-09")]
+    assert days(relative_windows("작년에 부산 갔어", datetime(2024, 1, 1, 8, tzinfo=KST))) == [("2023-01-01", "2024-01-01")]
+
+
+@pytest.mark.parametrize("text, want", [
+    ("2023년 5월에 부산으로 이사했어", [("2023-05-01", "2023-06-01")]),
+    ("재작년에 이사했어", [("2023-01-01", "2024-01-01")]),
+    ("지지난주에 만났어", [("2025-04-28", "2025-05-05")]),
+    ("내일모레 만나", [("2025-05-16", "2025-05-17")]),
+    ("지난주 화요일에 병원 갔어", [("2025-05-06", "2025-05-07")]),
+    ("I went to the clinic on Tuesday last week", [("2025-05-06", "2025-05-07")]),
+    ("지난 주문 내역 다시 보여줘", []), ("다음 주제로 넘어가자", []), ("오늘날 사람들은 바빠", []),
+    ("this may be a dumb question", []), ("I march in the parade", []), ("커피 2000원이야", []),
+    ("I paid 2000 dollars for it", []),
+    ("In December, 2023 I moved to Busan", [("2023-12-01", "2024-01-01")]),
+    ("I was married for 10 years before the divorce", []),
+    ("아버지 2년 전에 돌아가셨어", [("2023-01-01", "2024-01-01")]),
+])
+def test_what_a_text_names_and_what_it_does_not(text, want):
+    assert days(event_windows(text, WED)) == want
+
+
+def test_the_next_day_in_a_story_is_not_a_plan():
+    said = datetime(2025, 3, 10, tzinfo=timezone.utc)
+    assert days(relative_windows("In June we hiked Jirisan, and the next day it rained", said)) == [("2024-06-01", "2024-07-01")]
+    assert days(relative_windows("I've lived here for 3 years", said))[0][1] == "2025-03-11"  # a perfect: until now
+
+
+@pytest.mark.parametrize("q", ["What should I do before my interview tomorrow?", "내일 출근 전에 뭐 챙겨야 돼?"])
+def test_a_question_about_what_is_ahead_is_not_about_the_past(q):
+    assert not asks_about_past(q)
+
+
+def test_a_run_of_spaces_is_read_in_linear_time():
+    t = time.perf_counter()
+    event_windows(" " * 40_000 + "5월", WED)
+    assert time.perf_counter() - t < 2.0  # 13 s before (quadratic); milliseconds now
+    assert days(date_windows("2023년 5월 7일", KST)) == [("2023-05-07", "2023-05-08")]
