@@ -136,9 +136,10 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
     def _new_id(self, prefix: str, content: str, now: datetime, project: str) -> str:
         """Deterministic ids (same inputs in the same order, same ids), so
         ties broken on id rank the same in every rerun."""
+        key = getattr(self.store, "id_key", lambda: None)()
         while True:
             self._id_counter += 1
-            rid = f"{prefix}_{content_id(f'{project}|{now.isoformat()}|{content}|{self._id_counter}')}"
+            rid = f"{prefix}_{content_id(f'{project}|{now.isoformat()}|{content}|{self._id_counter}', key)}"
             if self.store.get(rid) is None:
                 return rid
 

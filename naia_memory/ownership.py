@@ -156,6 +156,9 @@ class OwnerControls:
                        and isinstance(r.metadata.get("context"), str) and r.metadata["context"] in words]
             own = [index_text(r.content, None) for r in carried]
             fresh = [self._embed_one(text) for text in own]
+            # the log first: it reads every entry, so a damaged one stops the forget before anything is deleted
+            # (after the deletes, the next call committed a half-done forget: no FORGET entry, nothing erased)
+            self.store.scrub_log(gone)
             for r in forgotten:
                 self.index.remove(r)
                 self.hierarchy.remove(r)
@@ -173,7 +176,6 @@ class OwnerControls:
                     self.store.update(r)
             give_back_edges(self.store.graph, [r for r in forgotten if r.kind is MemoryKind.FACT],
                             lambda w: {i for i in self.index.entity(w) if (f := self.store.get(i)) is not None and f.kind is MemoryKind.FACT})
-            self.store.scrub_log(gone)
             self.store.append_log([{"op": "FORGET", "ids": sorted(gone), "at": ensure_aware(None).isoformat()}])
             self.store.commit()
             self.store.erase_freed()

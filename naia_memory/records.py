@@ -36,8 +36,9 @@ def ensure_aware(ts: datetime | None) -> datetime:
     return ts if ts.tzinfo is not None else ts.replace(tzinfo=timezone.utc)
 
 
-def content_id(seed: str) -> str:
-    return hashlib.blake2b(seed.encode("utf-8"), digest_size=8).hexdigest()
+def content_id(seed: str, key: bytes | None = None) -> str:
+    """``key``: an encrypted store's id key, so the id says nothing of the text to one without the passphrase."""
+    return hashlib.blake2b(seed.encode("utf-8"), digest_size=8, key=key or b"").hexdigest()
 
 
 @dataclass

@@ -108,6 +108,8 @@ def check_kinds(kinds: object) -> tuple[MemoryKind, ...] | None:
         return None
     if isinstance(kinds, (str, MemoryKind)) or not isinstance(kinds, Sequence):
         raise InvalidInput(f"kinds must be a list of kinds, e.g. [MemoryKind.FACT], got {kinds!r}")
+    if not kinds:  # no kind at all: refused (the profile path read it as every kind, a search as none)
+        raise InvalidInput("kinds must name at least one kind, or be None for every kind")
     try:
         return tuple(MemoryKind(k) for k in kinds)
     except ValueError:

@@ -2,8 +2,10 @@
 
 score = lambda * rel(d) - (1 - lambda) * max_{s in selected} sim(d, s);
 relevance is min-max normalised first so the two terms share a scale. The
-returned score is the MMR objective at selection time, which never rises from
-one pick to the next, so the list stays sorted by its own scores.
+redundancy is taken as at least 0: a candidate unlike everything picked
+gains nothing from it (a negative cosine had made the next pick's score rise
+above the last). So the returned score, the MMR objective at selection time,
+never rises from one pick to the next, and the list stays sorted by it.
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ def mmr(
     while remaining and len(selected) < k:
         best, best_val = None, float("-inf")
         for d in remaining:
-            redundancy = max((similarity(d, s) for s, _ in selected), default=0.0)
+            redundancy = max([0.0, *(similarity(d, s) for s, _ in selected)])
             val = lam * norm[d] - (1.0 - lam) * redundancy
             if val > best_val or (val == best_val and best is not None and d < best):
                 best, best_val = d, val
@@ -62,8 +64,5 @@ def mmr_matrix(candidates: Sequence[tuple[str, float]], sim: "np.ndarray", k: in
             j = min(np.flatnonzero(vals == best_val).tolist(), key=lambda t: ids[t])
         selected.append((ids[j], float(best_val)))
         taken.append(j)
-        if len(selected) == 1:
-            redundancy[:] = sim[j]  # max over one pick: its similarity, negative or not
-        else:
-            np.maximum(redundancy, sim[j], out=redundancy)
+        np.maximum(redundancy, sim[j], out=redundancy)  # from 0: unlike what was picked is no bonus
     return selected

@@ -196,9 +196,13 @@ _ON_WEEKDAY = re.compile(r"\bon\s+(monday|tuesday|wednesday|thursday|friday|satu
 _KO_WEEKDAY = re.compile(r"(?<![지저])(?<!지난 )(?<!저번 )(?<!주 )(?<!주)(월|화|수|목|금|토|일)요일")
 _FOR = re.compile(r"\bfor\s+(?:about\s+|almost\s+|over\s+|like\s+|the\s+(?:past|last)\s+)?(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a couple of|a few)\s+(day|week|month|year)s?\b", re.I)
 # "for N years" holds until now only in a perfect ("I've lived here for 3 years"), not in a story or a plan
-_PERFECT = re.compile(r"\b(have|has|'ve)\b|\bfor\s+the\s+(?:past|last)\b", re.I)
+# ("been vegan for 6 months now": the auxiliary dropped)
+_PERFECT = re.compile(r"\b(have|has|'ve|been|now|so\s+far)\b|\bfor\s+the\s+(?:past|last)\b", re.I)
 # "N년째", "N년 됐어"; "-ㄴ 지 N년" ("이사 온 지 2년"): 지 after a space, not the end of 아버지
 _KO_FOR = re.compile(r"(\d+)\s*(일|주|개월|달|년)\s*(?:째|됐|되었|넘게|가까이)|(?<=\s)지\s*(\d+)\s*(일|주|개월|달|년)")
+# "N년 동안" holds until now in the progressive ("4년 동안 채식하고 있어요"), not in a story ("3년 동안 일했어")
+_KO_DURING = re.compile(r"(\d+)\s*(일|주|개월|달|년)\s*동안")
+_KO_ONGOING = re.compile(r"고\s*있|는\s*중")
 _SINCE_YEAR = re.compile(r"\bsince\s+((?:19|20)\d{2})\b|((?:19|20)\d{2})\s*년\s*부터", re.I)
 _WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
           "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a few": 3}
@@ -262,6 +266,9 @@ def calendar_windows(text: str, said_at: datetime) -> list[Window]:
         for m in _KO_FOR.finditer(text):
             n, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
             held(int(n), unit)
+        if _KO_ONGOING.search(text):
+            for m in _KO_DURING.finditer(text):
+                held(int(m.group(1)), m.group(2))
     for m in _SINCE_YEAR.finditer(text):
         out.append((datetime(int(m.group(1) or m.group(2)), 1, 1, tzinfo=day.tzinfo), day + timedelta(days=1)))
     return out

@@ -23,6 +23,11 @@ class CachedReads:
     _cache: RecordCache
     _bm25: BM25Index
 
+    def id_key(self) -> bytes | None:
+        """The key memory ids are hashed with: an encrypted store's (see ``crypto.Sealer.id_key``), else None."""
+        sealer = getattr(self, "_sealer", None)
+        return sealer.id_key if sealer is not None else None
+
     def get(self, record_id: str) -> MemoryRecord | None:
         return self._cache.records.get(record_id)
 

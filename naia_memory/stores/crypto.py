@@ -15,9 +15,10 @@ setting of RFC 7914 section 2 (about 32 MiB, tens of ms here).
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .port import StoreError
 
@@ -54,6 +55,9 @@ class Sealer:
 
     header: bytes  # the whole first line, newline excluded: associated data of every part
     _aead: object
+    # a key for the store's memory ids: an id hashed from the text alone let anyone holding an
+    # encrypted SQLite file (ids stay readable) confirm a guess of what a memory says
+    id_key: bytes = field(default=b"", repr=False)
 
     @classmethod
     def new(cls, passphrase: str) -> "Sealer":
@@ -66,7 +70,7 @@ class Sealer:
         nonce = os.urandom(12)
         params["check"] = base64.b64encode(nonce + aead.encrypt(nonce, _CHECK, json.dumps(params, sort_keys=True).encode())).decode("ascii")
         header = MAGIC + json.dumps(params, sort_keys=True).encode("utf-8")
-        return cls(header, aead)
+        return cls(header, aead, _id_key(key))
 
     @classmethod
     def from_header(cls, header: bytes, passphrase: str, path: str) -> "Sealer":
@@ -75,9 +79,13 @@ class Sealer:
             salt = base64.b64decode(params["salt"])
             check = base64.b64decode(params["check"])
             n, r, p = int(params["n"]), int(params["r"]), int(params["p"])
+            # bounded: a header edited to ask scrypt for gigabytes, or for a cost it refuses, is damage
+            if not (2 <= n <= 2 ** 20 and n & (n - 1) == 0 and 1 <= r <= 32 and 1 <= p <= 16):
+                raise ValueError(f"scrypt parameters n={n}, r={r}, p={p} out of bounds")
         except (ValueError, KeyError, TypeError) as e:
             raise Damaged(f"{path}: the encryption header is damaged ({e}); the file was left untouched") from e
-        aead = _aesgcm(_derive(passphrase, salt, n, r, p))
+        key = _derive(passphrase, salt, n, r, p)
+        aead = _aesgcm(key)
         unchecked = {k: v for k, v in params.items() if k != "check"}
         try:
             ok = aead.decrypt(check[:12], check[12:], json.dumps(unchecked, sort_keys=True).encode()) == _CHECK
@@ -85,7 +93,7 @@ class Sealer:
             ok = False
         if not ok:
             raise WrongPassphrase(f"{path}: wrong passphrase (or a damaged header); the file was left untouched")
-        return cls(header, aead)
+        return cls(header, aead, _id_key(key))
 
     def seal(self, data: bytes, purpose: bytes) -> bytes:
         """base64(nonce + ciphertext), no newline inside."""
@@ -98,6 +106,10 @@ class Sealer:
             return self._aead.decrypt(raw[:12], raw[12:], self.header + b"|" + purpose)
         except Exception as e:
             raise Damaged(f"{where}: failed authentication, so it was modified or damaged; not loaded") from e
+
+
+def _id_key(key: bytes) -> bytes:
+    return hashlib.blake2b(b"naia-memory ids", key=key, digest_size=32).digest()
 
 
 def is_encrypted(raw: bytes) -> bool:

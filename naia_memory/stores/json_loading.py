@@ -96,10 +96,15 @@ class SnapshotLoading:
         removal) are counted in ``_stale_lines``: the opener drops them, for
         they may hold the words a forget erased."""
         self._stale_lines = 0
+        applied = False
         for batch in batches:
-            if batch.seq <= self._seq:
+            if batch.seq <= self._seq and not applied:
                 self._stale_lines += 1  # already in the snapshot (crash between rename and truncate)
                 continue
+            if batch.seq != self._seq + 1:  # a line removed or moved: a commit would vanish without a word
+                raise StoreError(f"{self.journal_path} is damaged: commit {self._seq + 1} is missing or out of order "
+                                 f"(found {batch.seq}); the file was left untouched")
+            applied = True
             for op in batch.ops:
                 self._apply(op)
             self._seq = batch.seq

@@ -54,6 +54,8 @@ class SqliteStore(CachedReads):
         if passphrase is not None and vector_index == "sqlite-vec":
             raise ValueError("an encrypted SQLite store cannot use sqlite-vec (its index holds plaintext vectors); "
                              "use vector_index='matrix'")
+        if passphrase is not None and not passphrase:  # refused before a file is made (a plain one was left behind)
+            raise ValueError("the passphrase must not be empty")
         self.path = str(Path(path).expanduser())
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self.autosave = autosave
@@ -89,13 +91,23 @@ class SqliteStore(CachedReads):
             self._sealer = Sealer.from_header(header.encode("utf-8"), passphrase, self.path)
         elif passphrase is not None:
             # anything written in the clear (a store emptied by forget keeps its log and edges) makes it a plain
-            # store: sealing it from here on left plaintext rows nothing could read back, and forget then failed
-            if any(list(self.db.execute(f"SELECT 1 FROM {t} LIMIT 1")) for t in ("memories", "log", "edges")):
-                raise StoreError(f"{self.path} is not encrypted; open it without a passphrase")
-            self._sealer = Sealer.new(passphrase)
-            with self.db:
+            # store: sealing it from here on left plaintext rows nothing could read back, and forget then failed.
+            # So does a plain opener that has bound it (it may write next); looked at and sealed in one write
+            # transaction, so a plain opener cannot slip a row in between
+            sealer = Sealer.new(passphrase)
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                if meta_get(self.db, "encryption") is not None or meta_get(self.db, "embedder") is not None or \
+                        any(list(self.db.execute(f"SELECT 1 FROM {t} LIMIT 1")) for t in ("memories", "log", "edges")):
+                    raise StoreError(f"{self.path} is not encrypted, or another opener has just made it so; "
+                                     "open it without a passphrase (or again, with it)")
                 self.db.execute("INSERT INTO meta(key, value) VALUES ('encryption', ?)",
-                                (json.dumps(self._sealer.header.decode("utf-8")),))
+                                (json.dumps(sealer.header.decode("utf-8")),))
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self._sealer = sealer
 
     def _fts_put(self, rowid: int, tokens: Sequence[str]) -> None:
         if self._sealer is None:  # an encrypted store writes no terms: they are the words
@@ -157,6 +169,11 @@ class SqliteStore(CachedReads):
                 raise StoreInUseError(f"{self.path}: another process held the file's write lock for longer than "
                                       f"busy_timeout_ms ({self._busy_ms} ms); "
                                       "nothing was written, try again (or open with a longer busy_timeout_ms)") from e
+            if self._sealer is None and self._data_version() != self._seen_version \
+                    and self._meta_get("encryption") is not None:  # sealed by an opener with a passphrase since
+                self.db.execute("ROLLBACK")
+                raise StoreError(f"{self.path} was encrypted by another opener since this one opened it; nothing was "
+                                 "written in the clear: reopen it with the passphrase")
             self._in_txn = True
 
     def end_write(self) -> None:
