@@ -305,7 +305,7 @@ def _import(args: argparse.Namespace) -> int:
     from .stores.lock import FileLock
     from .stores.port import StoreError
 
-    dest = Path(args.store).expanduser() if args.store else default_path()
+    dest = (Path(args.store).expanduser() if args.store else default_path()).resolve()  # the file a store locks
     src = Path(args.src).expanduser()
     if not src.is_file():
         raise ValueError(f"{src}: no such backup")

@@ -58,6 +58,8 @@ class Consolidator:
         self.embed_many = embed_many or (lambda texts: np.stack([embed_one(t) for t in texts]))
         self.new_id = new_id
         self._ahead: _Lookahead | None = None  # set while consolidate_all runs
+        self._refusal: LLMError | None = None  # the last turn the model refused in this run
+        self._answered = False  # the model has answered some turn in this process: its settings work
 
     def waiting(self, now: datetime) -> list[MemoryRecord]:
         """Episodes said by ``now`` and not yet consolidated, oldest first."""
@@ -78,6 +80,7 @@ class Consolidator:
         try:
             cands, raw = self.fact_extractor.extract(said, ep.role)
         except UnparseableAnswer as e:
+            self._answered = True  # it answered, badly: the settings reach it
             log.warning("fact extractor answer for %s could not be parsed: %s", ep.id, e.raw)
             return [], [Decision(DecisionOp.UNDECIDED, said, None, None, None,
                                  f"extractor answer unparseable: {e.why}", now, (ep.id,), e.raw)]
@@ -86,8 +89,10 @@ class Consolidator:
                 raise
             # this turn refused (too long for the model, say): the others go on, and it is tried again
             log.warning("fact extractor refused %s: %s", ep.id, e)
+            self._refusal = e
             return [], [Decision(DecisionOp.UNDECIDED, said, None, None, None,
                                  f"model refused this turn: {e}", now, (ep.id,))]
+        self._answered = True
         if not cands:  # as the rules log "not a fact", the model's "nothing here" is a decision with its answer
             return [], [Decision(DecisionOp.SKIP, said, None, None, None, "not a fact: the model found none",
                                  now, (ep.id,), clip(raw, RAW_KEPT))]
@@ -106,7 +111,13 @@ class Consolidator:
         matrix per candidate. ``into``: each decision is appended there as it
         is made, so a caller whose judge fails part-way (a model server gone)
         still holds the decisions behind what was already written."""
+        self._refusal = None
         plan = [(ep, *self._extract(ep, now)) if ep.role == "user" else (ep, [], []) for ep in episodes]
+        if self._refusal is not None and not self._answered:
+            # refused, and the server has answered no turn yet in this process: a setting it rejects (an unknown
+            # model, a parameter), not the turns; counting it against them would give every one up in a few runs
+            raise LLMError(f"the model server refused every turn of this run, so its settings are the likely cause "
+                           f"(nothing was written): {self._refusal}", status=self._refusal.status) from self._refusal
         batch = [(ep, c) for ep, cands, _ in plan for c in cands]
         vecs = self.embed_many([c.content for _, c in batch]) if batch else []
         self._ahead = _Lookahead.start(self.store, [(ep.project, v) for (ep, _), v in zip(batch, vecs)],
@@ -208,12 +219,6 @@ class Consolidator:
             log.warning("contradiction filter answer could not be parsed: %s", e.raw)
             return Decision(DecisionOp.UNDECIDED, cand.content, None, None, distance, f"filter answer unparseable: {e.why}",
                             now, (ep.id,), e.raw)
-        except LLMError as e:
-            if not e.about_this_input:  # the server down or slow: the run stops here, what it wrote is logged
-                raise
-            log.warning("contradiction filter refused a candidate of %s: %s", ep.id, e)
-            return Decision(DecisionOp.UNDECIDED, cand.content, None, None, distance, f"model refused this candidate: {e}",
-                            now, (ep.id,))
         if verdict.op == "reaffirm":
             old = self.store.get(verdict.target_id)
             self._add_provenance(old, ep, now)

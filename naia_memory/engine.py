@@ -90,6 +90,9 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
             StatementContradictionFilter(self.tokenizer) if self.config.fact_rules == "statements" else HeuristicContradictionFilter())
         self.reranker = reranker or NoopReranker()
         self._lock = threading.RLock()
+        # memory on/off and incognito: held by encode and encode_many (whose turns are worked out under one
+        # setting), not by consolidation, so "stop remembering" never waits behind a model call
+        self._switch_lock = threading.RLock()
         self._timer: threading.Timer | None = None
         self._timer_interval: float | None = None
         self._closed = False
@@ -143,12 +146,15 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
             if self.store.get(rid) is None:
                 return rid
 
+    def _refuse_closed(self) -> None:
+        if self._closed:
+            raise RuntimeError("this MemorySystem is closed")
+
     def _check_open(self) -> None:
         """Every call passes here under the lock: refuse a closed system, and
         catch up with what another process wrote to a shared SQLite file (so a
         recall sees it and an id is never reused)."""
-        if self._closed:
-            raise RuntimeError("this MemorySystem is closed")
+        self._refuse_closed()
         changed = getattr(self.store, "changed_elsewhere", None)
         if changed is not None and changed():
             self.store.refresh()
@@ -196,7 +202,7 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
         metadata = check_metadata(metadata)
         role_s = check_role(role)
         now = ensure_aware(now)
-        with self._lock:
+        with self._lock, self._switch_lock:
             self._check_open()
             key = (project, session)
             last = self.encoder.last_turn.get(key)
@@ -236,7 +242,7 @@ class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
         nows = [ensure_aware(t.now) for t in items]
         if batch_size <= 0:
             raise InvalidInput("batch_size must be positive")
-        with self._lock:
+        with self._lock, self._switch_lock:
             self._check_open()
             texts = self.encoder.index_texts(items, project)  # None: refused (memory off, incognito), never embedded
             todo = [i for i, x in enumerate(texts) if x is not None]

@@ -161,18 +161,19 @@ class LifecycleControls:
     def enabled(self) -> bool:
         return self.encoder.enabled
 
-    # under the lock, as every call: flipped while encode_many embeds, the batch's turns were
-    # worked out under one setting and stored under the other (the whole batch failed)
+    # under the switch lock: flipped while encode_many embeds, the batch's turns were worked out under
+    # one setting and stored under the other (the whole batch failed); not under the engine lock, which
+    # a consolidation holds through its model calls
     def enable(self) -> None:
         """Turn memory on (for a host that starts it off: ``enabled=False``)."""
-        with self._lock:
-            self._check_open()
+        with self._switch_lock:
+            self._refuse_closed()
             self.encoder.enabled = True
 
     def disable(self) -> None:
         """Memory off: turns are not kept and nothing is recalled until ``enable()``."""
-        with self._lock:
-            self._check_open()
+        with self._switch_lock:
+            self._refuse_closed()
             self.encoder.enabled = False
 
     def set_incognito(self, *, session: str, on: bool = True, project: str = "default") -> None:
@@ -182,8 +183,8 @@ class LifecycleControls:
         check_name(session, "session")  # None would mark nothing (turns without a session are never incognito)
         check_name(project, "project")
         key = (project, session)
-        with self._lock:
-            self._check_open()
+        with self._switch_lock:
+            self._refuse_closed()
             if on:
                 self.encoder.incognito.add(key)
                 self.encoder.last_turn.pop(key, None)

@@ -77,3 +77,9 @@ def test_what_is_drawn_from_a_turn_the_user_asked_to_keep_is_kept_too(tmp_path, 
     m.apply_decay(now=t0 + timedelta(days=3000))
     assert m.store.get(next(r.id for r in m.store.records() if r.content == "My locker code is 4812.")).status == "active"
     m.close()
+
+
+@pytest.mark.parametrize("text", ["Remember this, okay? My locker code is 4812.", "Can you remember this for me: my locker code is 4812.",
+                                  "Please remember that I always forget my keys, so remind me.", "이거 꼭 기억해, 알았지?"])
+def test_a_polite_or_tagged_request_to_keep_is_one(text):
+    assert asks_to_keep(text)

@@ -191,19 +191,14 @@ def test_the_key_is_not_in_a_repr():
     assert "sk-SECRET" not in repr(c) and "sk-SECRET" not in repr(LLMFactExtractor(c))
 
 
-def test_a_candidate_the_judge_refuses_is_undecided_and_the_run_goes_on(tmp_path, tokenizer):
-    from naia_memory.llm import ScriptedLLM
-    from naia_memory.llm.contradiction_filter import LLMContradictionFilter
-
-    jobs = [FACTS, json.dumps({"facts": [{"content": "I work at Apple now", "attribute": "job"}]})]
-    with server(lambda h, b: send(h, 400, {"error": {"message": "maximum context length is 512 tokens"}})) as (url, _):
-        m = MemorySystem(store=LocalStore(tmp_path / "m.json"), embedder=make_embedder("hashing", dim=64), tokenizer=tokenizer,
-                         fact_extractor=LLMFactExtractor(ScriptedLLM(jobs)),
-                         contradiction_filter=LLMContradictionFilter(OpenAICompatChat(base_url=f"{url}/v1", model="m")))
+def test_a_server_refusing_every_turn_stops_the_run_and_gives_up_nothing(tmp_path, tokenizer):
+    # a setting the server rejects (an unknown model, a parameter) is not the turns' fault
+    with server(lambda h, b: send(h, 400, {"error": {"message": "Unsupported parameter: 'max_tokens'"}})) as (url, _):
+        m = memory(tmp_path, tokenizer, url)
         m.encode(content="I work at Google", now=T0)
-        m.consolidate(now=T0 + timedelta(minutes=1))
-        m.encode(content="I work at Apple now", now=T0 + timedelta(minutes=2))
-        rep = m.consolidate(now=T0 + timedelta(minutes=3))
-        assert [(d.op, d.reason.split(":")[0]) for d in rep.decisions] == [(DecisionOp.UNDECIDED, "model refused this candidate")]
-        assert [f.content for f in m.facts()] == ["I work at Google"]
+        m.encode(content="I live in Lisbon", now=T0 + timedelta(seconds=1))
+        for i in range(5):
+            with pytest.raises(LLMError, match="refused every turn"):
+                m.consolidate(now=T0 + timedelta(minutes=1 + i))
+        assert len(m.consolidator.waiting(T0 + timedelta(hours=1))) == 2 and m.audit_log() == []
         m.close()

@@ -168,3 +168,47 @@ def test_a_json_store_opened_through_a_symlink_is_the_same_store(tmp_path, token
     b.close()
     assert link.is_symlink()  # a rewrite replaces the file, not the link
     assert len(LocalStore(real)) == 2
+
+
+def test_switching_memory_off_does_not_wait_behind_a_consolidation(tmp_path, tokenizer, t0):
+    import time as _time
+
+    m = MemorySystem(store=LocalStore(tmp_path / "m.json"), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)
+    held = threading.Event()
+
+    def busy():  # a consolidation holds the engine lock through a slow model call
+        with m._lock:
+            held.set()
+            _time.sleep(1.5)
+
+    t = threading.Thread(target=busy)
+    t.start()
+    assert held.wait(5)
+    start = _time.perf_counter()
+    m.disable()
+    m.set_incognito(session="s")
+    assert _time.perf_counter() - start < 1.0  # waited the whole call before
+    t.join()
+    m.close()
+
+
+def test_a_failed_backup_leaves_no_gap_in_the_journal(tmp_path, tokenizer, t0, monkeypatch):
+    import naia_memory.stores.json_store as js
+
+    path = tmp_path / "m.json"
+    m = MemorySystem(store=LocalStore(path), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)
+    m.encode(content="I live in Lisbon", now=t0)
+    m.encode(content="I play bass in a band", now=t0 + timedelta(minutes=1))
+
+    def full_disk(*a, **k):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(js, "atomic_write_chunks", full_disk)
+    with pytest.raises(OSError):
+        m.store.compact()
+    monkeypatch.undo()
+    m.encode(content="My sister is called Ana", now=t0 + timedelta(minutes=2))
+    m.store._lock.release()  # the process dies before close
+    reopened = LocalStore(path)
+    assert sorted(r.content for r in reopened.records()) == ["I live in Lisbon", "I play bass in a band", "My sister is called Ana"]
+    reopened.close()

@@ -72,3 +72,13 @@ def test_a_run_of_spaces_is_read_in_linear_time():
     event_windows(" " * 40_000 + "5월", WED)
     assert time.perf_counter() - t < 2.0  # 13 s before (quadratic); milliseconds now
     assert days(date_windows("2023년 5월 7일", KST)) == [("2023-05-07", "2023-05-08")]
+
+
+@pytest.mark.parametrize("text", ["지난주의 회의 어땠어?", "지난주인데 벌써 잊었어", "지난주입니다"])
+def test_a_week_with_a_particle_or_the_copula_is_still_a_week(text):
+    assert days(relative_windows(text, WED)) == [("2025-05-05", "2025-05-12")]
+
+
+@pytest.mark.parametrize("q", ["Where did Will work before he moved?", "What were my plans last year?"])
+def test_a_name_or_plans_said_of_the_past_are_about_the_past(q):
+    assert asks_about_past(q)

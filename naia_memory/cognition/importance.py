@@ -82,24 +82,32 @@ _KEEP_PATTERN = _cue_pattern(EXPLICIT_KEEP_CUES)
 # "너 그거 기억해?"), not negated or said of oneself ("I don't remember that restaurant",
 # "I can never remember this word", "I never forget a face"). Each of these pinned a turn for good.
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
-_ASKED_EN = re.compile(r"\b(do|did|can|could|will|would|don't|didn't)\s+(you|u|ya)\s+(still\s+|even\s+)?(remember|forget)\b")
-_NOT_EN = re.compile(r"\b(don't|do not|didn't|did not|can't|cannot|can not|couldn't|never|not|won't|hardly|barely)"
-                     r"\s+(\w+\s+){0,2}remember\b")
-_SELF_EN = re.compile(r"\b(i|we|i'll|we'll|i'd|i will)\s+(\w+\s+){0,2}(forget|remember)\b")
+# "remember this, okay?", "꼭 기억해, 알았지?": a tag asks for agreement, the sentence is still a request
+_TAG = re.compile(r"[,\s]*\b(okay|ok|right|alright|yeah|got it|will you|would you)\s*[?？]+\s*$|[,\s]*(알았지|알겠지|알지|응|알았죠|알겠죠)\s*[?？]+\s*$")
+# what makes a cue not a request, read just before it: asked ("do you remember"), negated
+# ("don't remember", "can never remember"), or the speaker's own recall ("I'll remember that")
+_ASKED_EN = re.compile(r"\b(do|did|don't|didn't)\s+(you|u|ya)\s+(still\s+|even\s+)?$")
+_NOT_EN = re.compile(r"\b(don't|do not|didn't|did not|can't|cannot|can not|couldn't|never|not|won't|hardly|barely)\s+(\w+\s+){0,2}$")
+_SELF_EN = re.compile(r"\b(i|we|i'll|we'll|i'd|i will)\s+(\w+\s+){0,2}$")
 _ASKED_KO = re.compile(r"기억(해|하니|하냐|하지|나|남)\s*[?？]|기억\s*(안|못)")
 
 
 def asks_to_keep(text: str) -> bool:
     """Whether some sentence of ``text`` asks for it to be kept ("remember
-    this", "기억해 줘", "don't forget ..."): the cue, in a sentence that is
-    neither a question nor the speaker saying what they do or do not recall."""
+    this", "기억해 줘", "don't forget ..."): a cue that is neither asked about
+    nor the speaker telling what they do or do not recall."""
     for sentence in _SENTENCE.findall(f" {text.lower()} "):
-        s = f" {sentence.strip()} "
-        if not _KEEP_PATTERN.search(s) or "?" in s or "？" in s or _ASKED_KO.search(s):
+        s = _TAG.sub("", f" {sentence.strip()} ")
+        if "?" in s or "？" in s or _ASKED_KO.search(s):
             continue
-        if _ASKED_EN.search(s) or _NOT_EN.search(s) or _SELF_EN.search(s):
-            continue
-        return True
+        for cue in _KEEP_PATTERN.finditer(s):
+            before = s[max(0, cue.start() - 40):cue.start()]
+            if cue.group(0) in ("don't forget", "never forget"):  # the negation is the request itself
+                if not _SELF_EN.search(before):
+                    return True
+                continue
+            if not (_ASKED_EN.search(before) or _NOT_EN.search(before) or _SELF_EN.search(before)):
+                return True
     return False
 _EMOTION_PATTERNS = tuple(_cue_pattern((c,)) for c in EMOTION_CUES)
 

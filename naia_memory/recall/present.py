@@ -31,7 +31,8 @@ _EN_USER = re.compile(r"\b(i|i'm|me|my|mine|myself)\b", re.I)
 
 _KO_PAST = re.compile(r"(예전|옛날|전에|작년|지난|처음|원래|그때|년\s*전|달\s*전|어제)")
 # "before my interview tomorrow", "내일 출근 전에": a time ahead, not one that is over
-_AHEAD = re.compile(r"\b(tomorrow|(?<!the\s)next|will|'ll|going to|gonna|upcoming|coming up|plans?)\b|내일|모레|다음\s*(주|달|번|에)|예정|할 거|갈 거|려고", re.I)
+# ("will" and "plans" are left out: "Where did Will work?", "What were my plans last year?")
+_AHEAD = re.compile(r"\b(tomorrow|(?<!the\s)next|'ll|going to|gonna|upcoming|coming up)\b|내일|모레|다음\s*(주|달|번|에)|예정|할 거|갈 거|려고", re.I)
 
 
 def asks_about_now(query: str, morphs: Sequence[tuple[str, str]] = ()) -> bool:

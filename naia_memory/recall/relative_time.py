@@ -104,7 +104,7 @@ _EN = re.compile(
     r"|(?:on\s+)?(?P<lwwd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\s+(?:of\s+)?last\s+week)\b",
     re.I)
 # 주 as a week, not the start of another noun (주문 an order, 주제 a topic, 주소 an address, 주차 parking ...)
-_KO_WEEK = r"주(?![문제소차식택유인장요사민변위석류목력입행의최연])"
+_KO_WEEK = r"주(?![문제소차식택유장요사민변위석류목력행최연])"  # 지난주의, 지난주인데, 지난주입니다 are weeks
 _KO = re.compile(
     r"(?P<dby>그저께|그제|엊그제)|(?P<yday>어제|어젯밤)|(?P<today>오늘(?!날))|(?P<dat>내일\s*모레|모레)|(?P<tmr>내일)"
     r"|(?P<lwrel>지난|저번)\s*" + _KO_WEEK + r"\s*(?P<lwwd>월요일|화요일|수요일|목요일|금요일|토요일|일요일)"

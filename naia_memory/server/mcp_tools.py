@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from typing import Annotated, Any, Callable, Literal
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -55,9 +55,20 @@ def _told(fn: Callable) -> Callable:
     return call
 
 
-# the limits the engine enforces, stated in the tools' schemas; strict: a JSON true is not the number 1
-Count = Annotated[int, Field(ge=1, strict=True)]
-RoleName = Literal[tuple(r.value for r in Role)]  # type: ignore[valid-type]
+def _no_bool(v: Any) -> Any:
+    if isinstance(v, bool):  # a JSON true is not the number 1
+        raise ValueError("a whole number is expected, not true/false")
+    return v
+
+
+def _lower(v: Any) -> Any:
+    return v.strip().lower() if isinstance(v, str) else v  # "User" is the user, as the engine reads it
+
+
+# the limits the engine enforces, stated in the tools' schemas; "3" and 3.0 still read as 3 (some hosts send
+# every argument as a string), a boolean does not
+Count = Annotated[int, BeforeValidator(_no_bool), Field(ge=1)]
+RoleName = Annotated[Literal[tuple(r.value for r in Role)], BeforeValidator(_lower)]  # type: ignore[valid-type]
 KindName = Literal[tuple(k.value for k in MemoryKind)]  # type: ignore[valid-type]
 
 

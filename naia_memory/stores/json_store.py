@@ -174,12 +174,18 @@ class LocalStore(SnapshotLoading, CachedReads):
         if not self._rewrite and not self._journal.size and not self._has_changes():
             return
         self._seq += 1
-        if self._sealer is None:
-            self._snapshot_bytes = atomic_write_chunks(Path(self.path), self._snapshot_chunks())
-        else:  # sealed whole (one authenticated message), so built in memory
-            text = self._sealed(self._snapshot())
-            atomic_write_chunks(Path(self.path), [text.encode("utf-8")])  # one writer for both: one place to watch
-            self._snapshot_bytes = len(text)
+        try:
+            if self._sealer is None:
+                self._snapshot_bytes = atomic_write_chunks(Path(self.path), self._snapshot_chunks())
+            else:  # sealed whole (one authenticated message), so built in memory
+                text = self._sealed(self._snapshot())
+                atomic_write_chunks(Path(self.path), [text.encode("utf-8")])  # one writer for both: one place to watch
+                self._snapshot_bytes = len(text)
+        except BaseException:
+            # the snapshot may or may not carry the new number: a journal line after it would leave a gap, or
+            # be read as stale. The next commit writes the whole snapshot again instead
+            self._rewrite = True
+            raise
         self._journal.clear()
         self._changed.clear()
         self.graph.changed.clear()
