@@ -155,7 +155,7 @@ class OwnerControls:
             carried = [r for r in every if r.id not in gone and r.kind is MemoryKind.EPISODE
                        and isinstance(r.metadata.get("context"), str) and r.metadata["context"] in words]
             own = [index_text(r.content, None) for r in carried]
-            fresh = [self._embed_one(text) for text in own]
+            fresh = list(self._embed_many(own)) if own else []  # one embedder call for all of them
             # the log first: it reads every entry, so a damaged one stops the forget before anything is deleted
             # (after the deletes, the next call committed a half-done forget: no FORGET entry, nothing erased)
             self.store.scrub_log(gone)
