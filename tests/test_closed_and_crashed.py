@@ -229,3 +229,37 @@ def test_no_other_process_adds_a_row_while_a_sqlite_store_is_reindexed(tmp_path)
         assert [r.content for r in s.records()] == ["I live in Seoul"] and s.meta()["embedder"]["dim"] == 32
     finally:
         s.close()
+
+
+def test_a_closed_lite_provider_and_a_closed_qdrant_store_refuse_clearly(tmp_path, tokenizer, t0):
+    # session 33: a closed lite answered recall from its cache; a closed Qdrant store failed with an AttributeError
+    from naia_memory.providers.registry import create_provider
+    from naia_memory.stores.port import StoreError
+
+    lite = create_provider("lite", path=str(tmp_path / "lite.sqlite"), embedder=HashingEmbedder(dim=16))
+    lite.encode(content="My cat Quorvex sleeps on the piano", now=t0)
+    assert lite.recall(query="cat piano", now=t0).hits
+    lite.close()
+    for call in (lambda: lite.recall(query="cat piano", now=t0), lambda: lite.encode(content="x y z", now=t0),
+                 lambda: lite.forget(project="default")):
+        with pytest.raises(RuntimeError, match="closed"):
+            call()
+    pytest.importorskip("qdrant_client")
+    from naia_memory.stores.qdrant_store import QdrantStore
+
+    store = QdrantStore(path=str(tmp_path / "q"))
+    store.close()
+    for call in (store.commit, lambda: store.backup_to(str(tmp_path / "b"))):
+        with pytest.raises(StoreError, match="closed"):
+            call()
+
+
+@pytest.mark.parametrize("bad", [{"memory_id": ""}, {"project": ""}, {"memory_id": "x", "project": "p"}])
+def test_lite_forget_refuses_what_the_engine_refuses(tmp_path, bad):
+    from naia_memory import InvalidInput
+    from naia_memory.providers.registry import create_provider
+
+    lite = create_provider("lite", path=str(tmp_path / "lite.sqlite"), embedder=HashingEmbedder(dim=16))
+    with pytest.raises(InvalidInput):
+        lite.forget(**bad)
+    lite.close()

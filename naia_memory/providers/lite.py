@@ -17,8 +17,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..validate import check_content, check_kinds, check_metadata, check_name, check_query, check_role
-from ..contract import ConsolidationReport, EncodeResult, MemoryKind, RecallHit, RecallResult, Role
+from ..validate import check_content, check_kinds, check_memory_id, check_metadata, check_name, check_query, check_role
+from ..contract import ConsolidationReport, EncodeResult, InvalidInput, MemoryKind, RecallHit, RecallResult, Role
 from ..embedders import Embedder
 from ..records import content_id, ensure_aware
 from ..stores.cache import check_embedder
@@ -61,6 +61,7 @@ class LiteMemoryProvider:
         metadata = check_metadata(metadata)  # the engine's checks, so bad input fails the same way on every provider
         now = ensure_aware(now)
         role_s = check_role(role)
+        self._open()
         # the last row number, not the row count: a count falls after a forget and gave a stored row's id
         # again; every stored row's number was below it when its id was made (and it equals the count
         # in a store nothing was forgotten from, so those ids are as before)
@@ -72,6 +73,10 @@ class LiteMemoryProvider:
                             (fid, project, role_s, session, content, now.isoformat(), json.dumps(metadata or {}), vec.tobytes()))
         self._matrix.pop(project, None)
         return EncodeResult(True, fid, "stored (append-only)")
+
+    def _open(self) -> None:
+        if self.db is None:  # closed: refused, as the engine refuses (its cache answered recall before)
+            raise RuntimeError("this lite provider is closed")
 
     def _rows(self, project: str) -> tuple[list[tuple], np.ndarray]:
         if project not in self._matrix:
@@ -87,6 +92,7 @@ class LiteMemoryProvider:
         check_name(project, "project")
         kinds = check_kinds(kinds)
         now = ensure_aware(now)
+        self._open()
         rows, mat = self._rows(project)
         if not rows or (kinds and MemoryKind.FACT not in kinds):
             return RecallResult(query=query, hits=())
@@ -109,7 +115,12 @@ class LiteMemoryProvider:
 
     def forget(self, *, memory_id: str | None = None, project: str | None = None) -> int:
         if (memory_id is None) == (project is None):
-            raise ValueError("forget needs exactly one of memory_id= or project=")
+            raise InvalidInput("forget needs exactly one of memory_id= or project=")
+        if memory_id is not None:
+            check_memory_id(memory_id)  # "" deleted nothing and said 0
+        else:
+            check_name(project, "project")
+        self._open()
         with self.db:
             cur = (self.db.execute("DELETE FROM facts WHERE id = ?", (memory_id,)) if memory_id
                    else self.db.execute("DELETE FROM facts WHERE project = ?", (project,)))

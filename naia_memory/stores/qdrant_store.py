@@ -105,7 +105,12 @@ class QdrantStore(CachedReads):
             self.client.upsert(self.collection, points=list(self._pending.values()))
             self._pending.clear()
 
+    def _refuse_closed(self) -> None:
+        if self.client is None:  # as LocalStore: a closed store refuses (it failed with an AttributeError)
+            raise StoreError(f"{self.path or 'this Qdrant store'} is closed")
+
     def commit(self) -> None:
+        self._refuse_closed()
         self._flush_points()
         self._put_meta(_META_ID, self._meta)
         self._put_meta(_GRAPH_ID, self.graph.to_json())
@@ -233,6 +238,7 @@ class QdrantStore(CachedReads):
         """Local mode: copy the folder after a flush. A server is backed up with Qdrant's snapshots."""
         import shutil
 
+        self._refuse_closed()
         self.commit()
         if "://" in str(self.path):
             raise NotImplementedError("back up a Qdrant server with its snapshot API (client.create_snapshot)")
