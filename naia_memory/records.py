@@ -121,18 +121,24 @@ def grounds(r: MemoryRecord) -> list[str]:
     return list(r.metadata.get("summarizes") or ()) if r.subtype == SUMMARY else []
 
 
-def outgrown(r: MemoryRecord, get: "Callable[[str], MemoryRecord | None]", at: datetime | None = None) -> bool:
-    """A derived memory one of whose grounds no longer holds (replaced,
-    corrected, forgotten; at ``at``, when given, not valid then). It is ended
-    at the next run that retires such memories; until then, and when that run
-    is switched off, recall must not answer with it. Faded grounds still hold."""
-    if not r.derived:
-        return False
+def changed_grounds(r: MemoryRecord, get: "Callable[[str], MemoryRecord | None]",
+                    at: datetime | None = None) -> dict[str, "MemoryRecord | None"]:
+    """The grounds of ``r`` that no longer hold (replaced, corrected,
+    forgotten; at ``at``, when given, not valid then), by id. Faded grounds
+    still hold."""
+    out = {}
     for i in grounds(r):
         g = get(i)
         if g is None or (g.status == SUPERSEDED if at is None else not g.is_valid_at(at)):
-            return True
-    return False
+            out[i] = g
+    return out
+
+
+def outgrown(r: MemoryRecord, get: "Callable[[str], MemoryRecord | None]", at: datetime | None = None) -> bool:
+    """A derived memory one of whose grounds no longer holds. It is ended at
+    the next run that retires such memories; until then, and when that run is
+    switched off, recall must not answer with it."""
+    return r.derived and bool(changed_grounds(r, get, at))
 
 
 def ended_with(r: MemoryRecord, changed: "list[MemoryRecord | None]", now: datetime) -> datetime:

@@ -31,7 +31,7 @@ from .llm.client import LLMError
 from .llm.extractor import UnparseableAnswer
 from .llm.reflector import LLMReflector
 from .memory_index import MemoryIndex
-from .records import ACTIVE, REFLECTION_PATTERN, SUPERSEDED, MemoryRecord, ended_with
+from .records import ACTIVE, REFLECTION_PATTERN, SUPERSEDED, MemoryRecord, changed_grounds, ended_with
 from .stores.port import RecordFilter, StoragePort
 
 log = logging.getLogger("naia_memory")
@@ -98,11 +98,11 @@ class Reflector:
         evidence is still what was said: it does not end a reflection."""
         out = []
         for r in list(self.store.records(RecordFilter(project=project, kinds=(MemoryKind.REFLECTION,), statuses=(ACTIVE,)))):
-            ev = {i: self.store.get(i) for i in r.metadata.get("evidence", [])}
-            changed = [i for i, e in ev.items() if e is None or e.status == SUPERSEDED]
+            changed = changed_grounds(r, self.store.get)
             if not changed:
                 continue
-            r.status, r.valid_to, r.updated_at = SUPERSEDED, ended_with(r, [ev[i] for i in changed], now), now
+            ev = r.metadata.get("evidence", [])
+            r.status, r.valid_to, r.updated_at = SUPERSEDED, ended_with(r, list(changed.values()), now), now
             r.metadata["superseded_reason"] = f"evidence changed: {', '.join(changed)}"
             self.store.update(r)
             out.append(Decision(DecisionOp.DELETE, r.content, None, r.id, None,

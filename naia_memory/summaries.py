@@ -21,6 +21,7 @@ from typing import Callable
 
 import numpy as np
 
+from .cognition.hierarchy import top_words
 from .cognition.summaries import Source, extractive_summary, verify
 from .cognition.tokenize import Tokenizer
 from .config import EngineConfig
@@ -31,7 +32,7 @@ from .llm.client import LLMError
 from .llm.extractor import UnparseableAnswer
 from .llm.summarizer import LLMSummarizer
 from .memory_index import MemoryIndex
-from .records import ACTIVE, PATH_KEY, SUMMARY, SUPERSEDED, MemoryRecord, ended_with, predecessors
+from .records import ACTIVE, PATH_KEY, SUMMARY, SUPERSEDED, MemoryRecord, changed_grounds, ended_with, predecessors
 from .stores.port import RecordFilter, StoragePort
 
 log = logging.getLogger("naia_memory")
@@ -76,8 +77,7 @@ class TopicSummaries:
         made, but from these facts alone: the topic's label counts every
         member, and a word of a turn forgotten later stayed in the summary
         (on disk, and in the title a model was given)."""
-        words = Counter(e for f in facts for e in f.entities)
-        return ", ".join(w for w, _ in sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))[:k])
+        return top_words(Counter(e for f in facts for e in f.entities), k)
 
     def _stale(self, f: MemoryRecord) -> tuple[str, ...]:
         """Values the fact's predecessors held (what it replaced)."""
@@ -137,12 +137,11 @@ class TopicSummaries:
         for s in list(self.store.records(RecordFilter(project=project, kinds=(MemoryKind.FACT,), statuses=(ACTIVE,)))):
             if s.subtype != SUMMARY:
                 continue
-            srcs = {i: self.store.get(i) for i in s.metadata.get("summarizes", [])}
-            # faded (archived) is still what holds: only a replaced, corrected or forgotten source ends it
-            changed = [i for i, r in srcs.items() if r is None or r.status == SUPERSEDED]
+            changed = changed_grounds(s, self.store.get)  # faded is still what holds: it ends nothing
             if not changed:
                 continue
-            s.status, s.valid_to, s.updated_at = SUPERSEDED, ended_with(s, [srcs[i] for i in changed], now), now
+            srcs = {i: self.store.get(i) for i in s.metadata.get("summarizes", [])}
+            s.status, s.valid_to, s.updated_at = SUPERSEDED, ended_with(s, list(changed.values()), now), now
             s.metadata["superseded_reason"] = f"source changed: {', '.join(changed)}"
             self.store.update(s)
             for r in srcs.values():

@@ -49,7 +49,12 @@ class Node:
         return self.total / n if n > 0 else self.total
 
     def label(self, k: int = 3) -> str:
-        return ", ".join(w for w, _ in sorted(self.words.items(), key=lambda kv: (-kv[1], kv[0]))[:k])
+        return top_words(self.words, k)
+
+
+def top_words(words: Counter, k: int = 3) -> str:
+    """The ``k`` most frequent words, ties alphabetical: a topic's label, a summary's."""
+    return ", ".join(w for w, _ in sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))[:k])
 
 
 def node_number(nid: str) -> int:
