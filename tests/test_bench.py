@@ -68,6 +68,43 @@ def test_bench_bm25_naive_peer(benchmark):
     assert len(benchmark(naive_bm25, QUERY, DOCS)) == 10
 
 
+def _common_word_index(dense: bool) -> BM25Index:
+    """100k short documents of everyday words (1 in 8 to 1 in 12 each, as
+    the latency experiment's fill) plus a unique word each; ``dense``: the
+    peer, every posting scored into a dense accumulator."""
+    r = random.Random(3)
+    subjects, places = [f"s{i}" for i in range(8)], [f"p{i}" for i in range(10)]
+    acts = [(f"o{i}", f"v{i}") for i in range(8)]  # an object and its verb ("had coffee")
+    idx = BM25Index()
+    if dense:
+        idx.long_posting = 10**9
+    for i in range(100_000):
+        idx.add(f"m{i}", [r.choice(subjects), r.choice(places), *r.choice(acts), f"u{i}"])
+    return idx
+
+
+COMMON_QUERIES = [["s1", "p3", "o2", "v2", "u100001"], ["s4", "p7", "o0", "v0"], ["s0", "p9", "o6", "v6", "u7"]]
+
+
+@pytest.fixture(scope="module")
+def common_pair():
+    return _common_word_index(False), _common_word_index(True)
+
+
+@pytest.mark.benchmark(group="bm25 top-5 over 100k docs, every query word common")
+def test_bench_bm25_common_words_maxscore(benchmark, common_pair):
+    ours, peer = common_pair
+    got = benchmark(lambda: [ours.ranked(q, lambda _d: True, 5) for q in COMMON_QUERIES])
+    assert got == [peer.ranked(q, lambda _d: True, 5) for q in COMMON_QUERIES]
+    assert all(ours._essential(q, lambda _d: True, 5, None) is not None for q in COMMON_QUERIES)
+
+
+@pytest.mark.benchmark(group="bm25 top-5 over 100k docs, every query word common")
+def test_bench_bm25_common_words_dense_peer(benchmark, common_pair):
+    _, peer = common_pair
+    assert all(len(h) == 5 for h in benchmark(lambda: [peer.ranked(q, lambda _d: True, 5) for q in COMMON_QUERIES]))
+
+
 @pytest.fixture(scope="module")
 def cache():
     rs = np.random.default_rng(0)

@@ -168,6 +168,61 @@ def test_bm25_pruned_top_k_equals_full_scoring():
     assert pruned_used > 100  # the fast path did most of the work, and agreed
 
 
+def test_bm25_essential_terms_top_k_equals_full_scoring():
+    """Every query word common (encode's surprise lookup on a short everyday
+    turn): candidates come from the shortest postings, bounded by the others'
+    largest tf in their shortest document. Answers (scores, order, ties,
+    filters, tags, removed and re-added documents, repeated words, k up to
+    50) equal scoring every posting, and the fast path answers most."""
+    import random
+
+    rng = random.Random(11)
+    words = [f"c{i}" for i in range(12)]  # every word in 1/12 .. 1/2 of the documents
+    weights = [1 + i for i in range(12)]
+    idx, full = BM25Index(), BM25Index()
+    idx.long_posting = 64
+    full.long_posting = 10**9  # never prunes
+    for i in range(4000):
+        toks = rng.choices(words, weights, k=rng.randint(1, 6)) + [f"u{i}"]  # one unique word each, as "#123"
+        for ix in (idx, full):
+            ix.add(f"d{i:04d}", toks, tag=i % 3)
+    for i in range(0, 4000, 5):
+        for ix in (idx, full):
+            ix.remove(f"d{i:04d}")
+    for i in range(0, 4000, 50):  # re-added: a new row, a different text
+        toks = rng.choices(words, k=3)
+        for ix in (idx, full):
+            ix.add(f"d{i:04d}", toks, tag=1)
+    essential_used = 0
+    for q in range(300):
+        query = rng.choices(words, k=rng.randint(2, 5)) + ([f"u{q}"] if q % 4 == 0 else [])
+        keep = (lambda d: True) if q % 2 else (lambda d: d[-1] in "0246")
+        tags = None if q % 3 else [1, 2]
+        k = rng.choice([1, 5, 5, 10, 50])
+        want = full.ranked(query, keep, k, tags)
+        assert idx.ranked(query, keep, k, tags) == want, (query, k, tags)
+        got = idx._essential(query, keep, k, tags)
+        assert got is None or got == want
+        essential_used += got is not None
+    assert essential_used > 100, essential_used
+    # the scratch row is per thread: four threads asking at once get the single-threaded answers
+    import threading
+
+    queries = [rng.choices(words, k=4) for _ in range(40)]
+    want = [full.ranked(q, lambda d: True, 5) for q in queries]
+    got: dict[int, list] = {}
+
+    def ask(t: int) -> None:
+        got[t] = [idx.ranked(q, lambda d: True, 5) for q in queries for _ in range(3)][::3]
+
+    threads = [threading.Thread(target=ask, args=(t,)) for t in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert all(got[t] == want for t in range(4))
+
+
 # ---------------------------------------------------------------- RRF
 def test_rrf_hand_computed_with_ties_and_weights():
     fused = rrf_fusion({"r1": [("a", 9), ("b", 8), ("c", 7)], "r2": [("b", 1.0), ("a", 0.5)]}, {}, k=60)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import threading
 from collections import Counter
 from itertools import chain
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
@@ -42,15 +43,17 @@ def bm25_term(tf: int, doc_len: int, avg_len: float, term_idf: float, k1: float 
 class _Posting:
     """One term's documents as growing int32/float32 arrays (rows, tf)."""
 
-    __slots__ = ("rows", "tfs", "n", "live")
+    __slots__ = ("rows", "tfs", "n", "live", "tf_max", "len_min")
 
     def __init__(self) -> None:
         self.rows = np.zeros(4, dtype=np.int32)
         self.tfs = np.zeros(4, dtype=np.float64)  # float64: no conversion per query
         self.n = 0  # entries written, dead rows included
         self.live = 0  # document frequency
+        self.tf_max = 0  # over every entry written (dead ones too): a bound, never below the live maximum
+        self.len_min = 1 << 30  # the shortest document written
 
-    def append(self, row: int, tf: int) -> None:
+    def append(self, row: int, tf: int, doc_len: int) -> None:
         if self.n == len(self.rows):
             self.rows = np.resize(self.rows, 2 * self.n)
             self.tfs = np.resize(self.tfs, 2 * self.n)
@@ -58,6 +61,8 @@ class _Posting:
         self.tfs[self.n] = tf
         self.n += 1
         self.live += 1
+        self.tf_max = max(self.tf_max, tf)
+        self.len_min = min(self.len_min, doc_len)
 
 
 class BM25Index:
@@ -86,6 +91,7 @@ class BM25Index:
         self._tag = np.zeros(16, dtype=np.int16)  # a caller's small-int group per document (stores: its kind)
         self._total_len = 0
         self._dead = 0
+        self._local = threading.local()  # a scratch row per thread (``_scratch``)
 
     def add(self, doc_id: str, tokens: Sequence[str], tag: int = 0) -> None:
         """``tag``: a small group number ``ranked`` can restrict to without
@@ -106,7 +112,7 @@ class BM25Index:
             posting = self.postings.get(term)
             if posting is None:
                 posting = self.postings[term] = _Posting()
-            posting.append(row, tf)
+            posting.append(row, tf, len(tokens))
         self.doc_tokens[doc_id] = tuple(tokens)
         self._total_len += len(tokens)
 
@@ -196,13 +202,7 @@ class BM25Index:
         if kth <= bound:  # a document only common terms reach could still rank: score every posting
             return None
         cand = cand[lower + bound >= kth]  # the rest cannot reach the top k even with every common term
-        total = np.zeros(len(cand), dtype=np.float64)
-        for _, p in terms:  # exact scores, summed in the full path's term order
-            rows = p.rows[: p.n]
-            at = np.minimum(np.searchsorted(rows, cand), p.n - 1)
-            found = rows[at] == cand
-            tf = np.where(found, p.tfs[at], 0.0)
-            total = total + np.where(found, self._term_scores(p, cand, tf, n, avg), 0.0)
+        total = self._exact(cand, terms, n, avg)
         width = min(len(cand), max(4 * k, 64))
         top = np.argpartition(-total, width - 1)[:width] if width < len(cand) else np.arange(len(cand))
         cut = total[top].min()
@@ -218,6 +218,143 @@ class BM25Index:
                 if len(hits) == k:
                     return hits
         return None  # keep() turned too many away: the full path goes deeper
+
+    def _tf(self, p: _Posting, cand: np.ndarray) -> np.ndarray:
+        """The term's frequency in each row of ``cand`` (sorted), 0 where
+        absent: a binary search each when they are few against the posting,
+        else the posting written into a per-thread scratch row and read back
+        (two linear passes instead of ``len(cand)`` searches)."""
+        rows = p.rows[: p.n]
+        if 4 * len(cand) < p.n:
+            at = np.minimum(np.searchsorted(rows, cand), p.n - 1)
+            return np.where(rows[at] == cand, p.tfs[at], 0.0)
+        scratch = self._scratch()
+        try:
+            scratch[rows] = p.tfs[: p.n]
+            return scratch[cand]
+        finally:
+            scratch[rows] = 0.0  # even on an interrupt: a dirty row would corrupt every later lookup
+
+    def _scratch(self) -> np.ndarray:
+        """A row of zeros as long as the index, one per thread, left zeroed by every user."""
+        row = getattr(self._local, "scratch", None)
+        if row is None or len(row) < len(self._ids):
+            row = self._local.scratch = np.zeros(2 * len(self._ids) + 16, dtype=np.float64)
+        return row
+
+    def _exact(self, cand: np.ndarray, terms: list[tuple[str, _Posting]], n: int, avg: float) -> np.ndarray:
+        """Full scores of the rows ``cand`` (sorted), summed in the full path's
+        term order, a missing term adding 0.0, so every sum equals the dense
+        accumulator's bit for bit."""
+        total = np.zeros(len(cand), dtype=np.float64)
+        for _, p in terms:
+            tf = self._tf(p, cand)
+            total = total + np.where(tf > 0, self._term_scores(p, cand, tf, n, avg), 0.0)
+        return total
+
+    def _upper(self, p: _Posting, n: int, avg: float) -> float:
+        """The most one term adds to any document: a term's score rises with
+        tf and falls with the document's length, so its largest tf in its
+        shortest document bounds every entry (at typical lengths about half
+        of the looser ``idf * (k1 + 1)``)."""
+        norm = self.k1 * (1.0 - self.b + self.b * p.len_min / avg) if avg > 0 else self.k1
+        return idf(n, p.live) * p.tf_max * (self.k1 + 1.0) / (p.tf_max + norm)
+
+    def _essential(self, query_tokens: Iterable[str], keep: Callable[[str], bool], k: int,
+                   tags: list[int] | None) -> list[tuple[str, float]] | None:
+        """Top-k when every query term is common, the case ``_pruned`` cannot
+        cut (a short turn of everyday words in a large store: encode's
+        surprise lookup). MaxScore again, term by term: candidates come from
+        the shortest postings only (the essential terms); a document none of
+        them reach scores at most the other terms' summed bounds (``_upper``),
+        so once k documents that pass ``keep`` score above that sum, no other
+        document can rank. Candidates are dropped as the other terms are
+        looked up, once the bounds of the terms they hold plus those still to
+        look up cannot clear that sum; the survivors are scored exactly. The essential set grows one
+        posting at a time until the bound holds; None when it does not while
+        candidates stay few (the caller then scores every posting)."""
+        n = len(self._row)
+        terms = [(t, p) for t in sorted(set(query_tokens)) if (p := self.postings.get(t)) is not None]
+        if n == 0 or len(terms) < 2 or sum(p.n for _, p in terms) < self.long_posting:
+            return None  # one posting, or postings short enough to score whole
+        avg = self._total_len / n
+        by_len = sorted(terms, key=lambda tp: (tp[1].n, tp[0]))
+        upper = [self._upper(p, n, avg) for _, p in by_len]
+        most = len(self._ids) // 4  # past this many candidates the dense accumulator is as cheap
+        for m in range(1, len(by_len)):
+            floor = math.fsum(upper[m:]) * (1.0 + 1e-9) + 1e-12  # a float sum may round a hair above its bound
+            slack = floor * 1e-9 + 1e-12  # the drop below sums in another order than the exact one
+            first = by_len[0][1]
+            if m == 1:
+                cand = first.rows[: first.n]
+                tfs = {0: first.tfs[: first.n]}
+            else:
+                mark = self._scratch()  # the union of the essential postings, in row order
+                try:
+                    for _, p in by_len[:m]:
+                        mark[p.rows[: p.n]] = 1.0
+                    cand = np.flatnonzero(mark[: len(self._ids)])
+                finally:
+                    for _, p in by_len[:m]:
+                        mark[p.rows[: p.n]] = 0.0
+                tfs = {}
+            if len(cand) > most:
+                return None
+            live = self._alive[cand] if self._dead else None
+            if tags is not None:
+                on_tag = np.isin(self._tag[cand], tags)
+                live = on_tag if live is None else live & on_tag
+            if live is not None:
+                cand = cand[live]
+                tfs = {i: tf[live] for i, tf in tfs.items()}
+            for i in range(m):
+                if i not in tfs:
+                    tfs[i] = self._tf(by_len[i][1], cand)
+            reach = sum(np.where(tfs[i] > 0, upper[i], 0.0) for i in range(m))  # what each can score, at most
+            others = sorted(range(m, len(by_len)), key=lambda i: -upper[i])
+            for j, i in enumerate(others):  # the largest bound first: it separates the most
+                tfs[i] = self._tf(by_len[i][1], cand)
+                reach = reach + np.where(tfs[i] > 0, upper[i], 0.0)
+                left = math.fsum(upper[o] for o in others[j + 1:])
+                alive = reach + left > floor - slack
+                if not alive.all():
+                    cand, reach = cand[alive], reach[alive]
+                    tfs = {o: tf[alive] for o, tf in tfs.items()}
+            total = np.zeros(len(cand), dtype=np.float64)
+            for i in sorted(tfs, key=lambda i: by_len[i][0]):  # exact, in the full path's term order: the same sums
+                p = by_len[i][1]
+                total = total + np.where(tfs[i] > 0, self._term_scores(p, cand, tfs[i], n, avg), 0.0)
+            hits = self._certain_top(cand, total, keep, k, floor)
+            if hits is not None:
+                return hits
+        return None
+
+    def _certain_top(self, cand: np.ndarray, total: np.ndarray, keep: Callable[[str], bool], k: int,
+                     floor: float) -> list[tuple[str, float]] | None:
+        """The first ``k`` rows of ``cand`` by (score desc, id) that pass
+        ``keep``, when every one scores above ``floor`` (the most a document
+        outside ``cand`` can reach); None when fewer than ``k`` do."""
+        above = np.flatnonzero(total > floor)
+        if len(above) < k:
+            return None
+        cand, total = cand[above], total[above]
+        ids = self._ids
+        width = min(len(cand), max(4 * k, 64))
+        while True:
+            if width < len(cand):
+                top = np.argpartition(-total, width - 1)[:width]
+                top = np.flatnonzero(total >= total[top].min())  # ties at the cut stay in
+            else:
+                top = np.arange(len(cand))
+            hits = []
+            for neg, d in sorted(zip((-total[top]).tolist(), [ids[r] for r in cand[top].tolist()])):
+                if keep(d):
+                    hits.append((d, -neg))
+                    if len(hits) == k:
+                        return hits
+            if len(top) >= len(cand):
+                return None  # keep() turned too many away: a lower floor (more essential terms) may find them
+            width *= 4
 
     def scores(self, query_tokens: Iterable[str], allowed: set[str] | None = None) -> dict[str, float]:
         acc = self._accumulate(query_tokens)
@@ -238,6 +375,8 @@ class BM25Index:
             return []
         tags = list(tags) if tags is not None else None
         fast = self._pruned(query_tokens, keep, k, tags)
+        if fast is None:
+            fast = self._essential(query_tokens, keep, k, tags)
         if fast is not None:
             return fast
         acc = self._accumulate(query_tokens)
