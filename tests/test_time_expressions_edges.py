@@ -82,3 +82,45 @@ def test_a_week_with_a_particle_or_the_copula_is_still_a_week(text):
 @pytest.mark.parametrize("q", ["Where did Will work before he moved?", "What were my plans last year?"])
 def test_a_name_or_plans_said_of_the_past_are_about_the_past(q):
     assert asks_about_past(q)
+
+
+# ---- session 34: the gaps the closing notes listed (native day counts, Sino-Korean numerals, times ahead,
+# a weekday said in the present). WED is Wednesday 14 May 2025.
+@pytest.mark.parametrize("text, want", [
+    ("일주일 전에 부산 갔어", [("2025-05-04", "2025-05-11")]),  # as "one week ago"
+    ("이틀 전에 병원 갔어", [("2025-05-12", "2025-05-13")]),
+    ("보름 전에 이사했어", [("2025-04-29", "2025-04-30")]),
+    ("삼 년 전에 결혼했어", [("2022-01-01", "2023-01-01")]),
+    ("3일 뒤에 이사 가", [("2025-05-17", "2025-05-18")]),
+    ("이틀 있다가 출장 가", [("2025-05-16", "2025-05-17")]),
+    ("한 달 후에 졸업해", [("2025-06-01", "2025-07-01")]),
+    ("I'm flying to Tokyo in 3 days", [("2025-05-17", "2025-05-18")]),
+    ("The lease ends two weeks from now", [("2025-05-25", "2025-06-01")]),
+    ("I'll know in a few weeks", [("2025-05-14", "2025-06-26")]),
+])
+def test_counts_back_and_ahead(text, want):
+    assert days(event_windows(text, WED)) == want
+
+
+@pytest.mark.parametrize("text", [
+    "3년 후에 결혼했어",  # later than some other moment, in a story
+    "We finished the move in two days",
+    "The doctor called three days later",
+    "이 일 후에 만나자",  # 이 일: "this matter", not two days
+    "같이 주 전체를 돌았어",  # 이 inside 같이 is no numeral
+])
+def test_what_is_not_a_count_from_now(text):
+    assert days(event_windows(text, WED)) == []
+
+
+@pytest.mark.parametrize("text, want", [
+    ("What am I doing on Friday?", ("2025-05-16", "2025-05-17")),  # the coming Friday
+    ("I have a dentist appointment on Monday", ("2025-05-19", "2025-05-20")),
+    ("금요일에 뭐 해?", ("2025-05-16", "2025-05-17")),
+    ("What did I do on Friday?", ("2025-05-09", "2025-05-10")),  # the last one
+    ("금요일에 친구 만났어", ("2025-05-09", "2025-05-10")),
+    ("금요일에 영화 봤어", ("2025-05-09", "2025-05-10")),  # 봤: the past folded into the syllable
+    ("I visited my mom on Sunday", ("2025-05-11", "2025-05-12")),
+])
+def test_a_weekday_is_the_coming_one_in_the_present_and_the_last_in_the_past(text, want):
+    assert days(event_windows(text, WED)) == [want]

@@ -20,11 +20,17 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 
+from ..cognition.tokenize import has_hangul
+from .present import _EN_PRESENT
+
 Window = tuple[datetime, datetime]
 
 _NUM_EN = {"one": 1, "a": 1, "an": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
            "eight": 8, "nine": 9, "ten": 10, "couple of": 2, "few": 3}
-_NUM_KO = {"한": 1, "두": 2, "세": 3, "네": 4, "다섯": 5, "여섯": 6, "일곱": 7, "여덟": 8, "아홉": 9, "열": 10, "몇": 3}
+_NUM_KO = {"한": 1, "두": 2, "세": 3, "네": 4, "다섯": 5, "여섯": 6, "일곱": 7, "여덟": 8, "아홉": 9, "열": 10, "몇": 3,
+           "일": 1, "이": 2, "삼": 3, "사": 4, "오": 5, "육": 6, "칠": 7, "팔": 8, "구": 9, "십": 10}
+# native day counts (이틀 two days, 보름 half a month) and 하루 one day
+_KO_DAYS = {"하루": 1, "이틀": 2, "사흘": 3, "나흘": 4, "닷새": 5, "엿새": 6, "이레": 7, "열흘": 10, "보름": 15}
 _WEEKDAYS_EN = {d: i for i, d in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))}
 _WEEKDAYS_KO = {d: i for i, d in enumerate(("월요일", "화요일", "수요일", "목요일", "금요일", "토요일", "일요일"))}
 
@@ -100,6 +106,10 @@ _EN = re.compile(
     r"|(?P<today>today|tonight|this\s+(?:morning|afternoon|evening))|(?P<tmr>tomorrow)"
     r"|(?P<rel>last|this|next|past)\s+(?P<span>week(?:end)?|month|year)"
     r"|(?:(?P<n>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple\s+of|few)\s+(?P<unit>day|week|month|year)s?\s+ago)"
+    r"|(?:(?P<fin>in)\s+(?:about\s+|another\s+)?(?P<fn>a\s+few|a\s+couple\s+of|\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple\s+of|few)"
+    r"\s+(?P<funit>day|week|month|year)s?(?!\s+(?:ago|later|before|after|earlier)))"
+    r"|(?:(?P<fn2>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple\s+of|few)\s+(?P<funit2>day|week|month|year)s?"
+    r"\s+from\s+(?:now|today))"
     r"|(?:last|this\s+past)\s+(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
     r"|(?:on\s+)?(?P<lwwd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\s+(?:of\s+)?last\s+week)\b",
     re.I)
@@ -112,6 +122,14 @@ _KO = re.compile(
     r"|(?P<rel>지난|저번|이번|다음)\s*(?P<span>주말|" + _KO_WEEK + r"|달)"
     r"|(?P<lastmonth>지난달|저번달)|(?P<twoyears>재작년)|(?P<lastyear>작년|지난해)|(?P<thisyear>올해)|(?P<nextyear>내년)"
     r"|(?:(?P<n>\d+|한|두|세|네|다섯|여섯|일곱|여덟|아홉|열|몇)\s*(?P<unit>주일|일|주|달|개월|년)\s*(?:전|前))"
+    # 일주일 전, 삼 년 전: a Sino-Korean numeral, only before a week, a month or a year (이 일 is "this matter")
+    r"|(?:(?<![가-힣])(?P<sn>일|이|삼|사|오|육|칠|팔|구|십)\s*(?P<sunit>주일|주|개월|년)\s*(?:전|前))"
+    r"|(?:(?<![가-힣])(?P<kd>하루|이틀|사흘|나흘|닷새|엿새|이레|열흘|보름)\s*(?:전|前))"
+    # ahead: 3일 뒤, 일주일 후, 이틀 있다가 (read only where the sentence is not in the past: "3년 후에 결혼했어"
+    # counts from another event)
+    r"|(?:(?P<fn>\d+|한|두|세|네|다섯|여섯|일곱|여덟|아홉|열|몇)\s*(?P<funit>주일|일|주|달|개월|년)\s*(?:뒤|후|있다가|있으면))"
+    r"|(?:(?<![가-힣])(?P<fsn>일|이|삼|사|오|육|칠|팔|구|십)\s*(?P<fsunit>주일|주|개월|년)\s*(?:뒤|후|있다가|있으면))"
+    r"|(?:(?<![가-힣])(?P<fkd>하루|이틀|사흘|나흘|닷새|엿새|이레|열흘|보름)\s*(?:뒤|후|있다가|있으면))"
     r"|(?:지난|저번)\s*(?P<wd>월요일|화요일|수요일|목요일|금요일|토요일|일요일)")
 
 
@@ -133,6 +151,20 @@ _LANGS = (
     (_EN, _NUM_EN, _UNIT_EN, _WEEKDAYS_EN, ("few", "couple of")),
     (_KO, _NUM_KO, _UNIT_KO, _WEEKDAYS_KO, ("몇",)),
 )
+
+
+def _ahead(day: datetime, n: int, unit: str, vague: bool = False) -> Window:
+    """``_ago`` mirrored: "in 3 days", "2주 뒤"."""
+    if vague:  # "in a few days", "몇 주 뒤": somewhere in the next 2n units
+        span = {"day": 1, "week": 7, "month": 30, "year": 365}[unit] * n
+        return day, day + timedelta(days=2 * span + 1)
+    if unit == "day":
+        return _days(day + timedelta(days=n), 1)
+    if unit == "week":
+        return _days(day + timedelta(days=7 * n - 3), 7)
+    if unit == "month":
+        return _month(day.year, day.month, n, day.tzinfo)
+    return _year(day.year + n, day.tzinfo)
 
 
 def _window(g: dict, day: datetime, nums: dict, units: dict, weekdays: dict, vague: tuple[str, ...]) -> Window | None:
@@ -157,25 +189,62 @@ def _window(g: dict, day: datetime, nums: dict, units: dict, weekdays: dict, vag
     if g.get("twoyears"):
         return _year(day.year - 2, day.tzinfo)
     if g.get("lastmonth"):
-        return _month(day.year, day.month, -1)
+        return _month(day.year, day.month, -1, day.tzinfo)
     for key, shift in (("lastyear", -1), ("thisyear", 0), ("nextyear", 1)):
         if g.get(key):
             return _year(day.year + shift, day.tzinfo)
     if g.get("unit"):
         n = re.sub(r"\s+", " ", g["n"].lower())
         return _ago(day, int(n) if n.isdigit() else nums[n], units[g["unit"].lower()], vague=n in vague)
+    if g.get("sunit"):
+        return _ago(day, nums[g["sn"]], units[g["sunit"]])
+    if g.get("kd"):
+        return _ago(day, _KO_DAYS[g["kd"]], "day")
+    if g.get("fkd"):
+        return _ahead(day, _KO_DAYS[g["fkd"]], "day")
+    for num, unit in (("fn", "funit"), ("fn2", "funit2"), ("fsn", "fsunit")):
+        if g.get(unit):
+            n = re.sub(r"^a (?=few|couple)", "", re.sub(r"\s+", " ", g[num].lower()))
+            return _ahead(day, int(n) if n.isdigit() else nums[n], units[g[unit].lower()], vague=n in vague)
     if g.get("wd"):
         return _past_weekday(day, weekdays[g["wd"].lower()])
     return None
+
+
+# tense, for what a bare weekday or "in 3 days" means: English past auxiliaries, common irregular pasts and
+# -ed forms; Korean: a syllable closed by ㅆ (했, 갔, 었, 봤, 됐 ...), the past's mark, other than 있 (to be) and
+# 겠 (will, might)
+_EN_PAST_SAID = re.compile(r"\b(was|were|did|had|been|went|came|got|made|saw|said|told|took|gave|left|met|ate|bought|"
+                           r"ago|yesterday|\w{2,}ed)\b", re.I)
+
+
+def told_in_past(text: str) -> bool:
+    """Whether ``text`` is told in the past tense (read from its grammar, not its topic)."""
+    if _EN_PAST_SAID.search(text):
+        return True
+    return any(0 <= (o := ord(c) - 0xAC00) < 11172 and o % 28 == 20 and c not in "있겠" for c in text)
+
+
+def said_as_present(text: str) -> bool:
+    """Present tense and no past: Korean without the past's mark, English with
+    a present auxiliary ("What am I doing on Friday?", "I have a meeting on
+    Monday", "금요일에 뭐 해?"): a weekday said so is the coming one."""
+    if told_in_past(text):
+        return False
+    return has_hangul(text) or _EN_PRESENT.search(text) is not None
 
 
 def relative_windows(text: str, said_at: datetime) -> list[Window]:
     """Windows for the relative time expressions in ``text``, read as said at ``said_at``."""
     day = _day0(said_at)
     out: list[Window] = []
+    past = told_in_past(text)
     for pattern, nums, units, weekdays, vague in _LANGS:
         for m in pattern.finditer(text):
-            w = _safe(_window, m.groupdict(), day, nums, units, weekdays, vague)
+            g = m.groupdict()
+            if past and any(g.get(u) for u in ("funit", "funit2", "fsunit", "fkd")) and not g.get("funit2"):
+                continue  # "3년 후에 결혼했어", "in two days it was over": later than some other moment
+            w = _safe(_window, g, day, nums, units, weekdays, vague)
             if w is not None:
                 out.append(w)
     out += calendar_windows(text, said_at)
@@ -247,8 +316,9 @@ def calendar_windows(text: str, said_at: datetime) -> list[Window]:
             month(int(m.group(1)))
     weekdays = [(_WEEKDAYS_EN[m.group(1).lower()]) for m in _ON_WEEKDAY.finditer(text)]
     weekdays += [("월화수목금토일").index(m.group(1)) for m in _KO_WEEKDAY.finditer(text)]
+    ahead_wd = ahead or said_as_present(text)
     for wd in weekdays:
-        if ahead:
+        if ahead_wd:
             fwd = (wd - day.weekday()) % 7 or 7
             out.append(_days(day + timedelta(days=fwd), 1))
         else:
