@@ -202,3 +202,8 @@ def test_a_server_refusing_every_turn_stops_the_run_and_gives_up_nothing(tmp_pat
                 m.consolidate(now=T0 + timedelta(minutes=1 + i))
         assert len(m.consolidator.waiting(T0 + timedelta(hours=1))) == 2 and m.audit_log() == []
         m.close()
+
+
+def test_an_address_that_is_not_http_is_refused_when_the_client_is_made():
+    with pytest.raises(ValueError, match="http"):
+        OpenAICompatChat(base_url="file:///etc/passwd", model="m")

@@ -50,7 +50,7 @@ def test_openai_compatible_embedder_over_loopback():
         assert v.shape == (3, 64) and not np.allclose(v[0], v[1])
         assert openai_server.seen[-1]["auth"] == "Bearer k"
     with openai_server(dim=32) as url:  # server answers with the wrong dimension
-        with pytest.raises(EmbedderError, match="shape"):
+        with pytest.raises(EmbedderError, match="not 64 numbers"):
             make_embedder("openai", base_url=url, model="m", dim=64).embed_query("x")
     with openai_server(fail_with=500) as url:
         with pytest.raises(EmbedderError, match="HTTP 500"):

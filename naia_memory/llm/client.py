@@ -1,14 +1,12 @@
 from __future__ import annotations
 
-import http.client
 import json
-import math
-import numbers
-import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+
+from ..http_json import CLIP, check_timeout, check_url, clip, post_json
+
+__all__ = ["CLIP", "ChatClient", "LLMError", "OpenAICompatChat", "ScriptedLLM", "check_settings", "clip"]
 
 
 class LLMError(RuntimeError):
@@ -26,33 +24,11 @@ class LLMError(RuntimeError):
         return self.status in (400, 413, 422)
 
 
-CLIP = 4000  # characters of a server's body kept in an error message
-
-
-def clip(text: str, limit: int = CLIP) -> str:
-    """A long answer or body as its start and how much was left off: kept in
-    logs and exceptions, where a 5 MB answer was stored whole on every retry."""
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} more characters)"
-
-
 @runtime_checkable
 class ChatClient(Protocol):
     name: str
 
     def complete(self, messages: Sequence[dict[str, str]]) -> str: ...
-
-
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    """A redirect is refused, not followed: urllib resends the request (as a
-    GET) with its Authorization header to whatever host the server names,
-    and that host's answer would be read as the model's."""
-
-    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: D102 - urllib's hook
-        raise LLMError(f"{req.full_url}: HTTP {code} redirect to {newurl} not followed (the key would go with it); "
-                       "give the final address as base_url", status=code)
-
-
-_OPENER = urllib.request.build_opener(_NoRedirects)
 
 
 @dataclass
@@ -73,58 +49,22 @@ class OpenAICompatChat:
     max_response_bytes: int = 8 << 20
 
     def __post_init__(self) -> None:
-        self.base_url = self.base_url.rstrip("/")
+        self.base_url = check_url(self.base_url)
         self.name = self.name or f"openai-compat-{self.model}"
         check_settings(self.timeout_s, self.max_tokens)
 
     def complete(self, messages: Sequence[dict[str, str]]) -> str:
-        body = json.dumps({"model": self.model, "messages": list(messages), "max_tokens": self.max_tokens, "temperature": self.temperature}).encode()
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
         url = f"{self.base_url}/chat/completions"
-        req = urllib.request.Request(url, data=body, headers=headers, method="POST")
-        deadline = time.monotonic() + self.timeout_s
-        try:
-            with _OPENER.open(req, timeout=self.timeout_s) as resp:
-                data = self._read(resp, url, deadline)
-        except urllib.error.HTTPError as e:
-            raise LLMError(f"{url}: HTTP {e.code}: {clip(_body(e))}", status=e.code) from e
-        except LLMError:
-            raise
-        except (OSError, http.client.HTTPException) as e:  # refused, reset, timed out, cut short
-            why = e.reason if isinstance(e, urllib.error.URLError) else f"{type(e).__name__}: {e}"
-            raise LLMError(f"cannot get an answer from {url}: {why}") from e
-        try:
-            raw = data.decode()
-        except UnicodeDecodeError as e:
-            raise LLMError(f"{url}: the answer is not UTF-8 text: {clip(data.decode(errors='replace'))}") from e
+        payload = {"model": self.model, "messages": list(messages), "max_tokens": self.max_tokens,
+                   "temperature": self.temperature}
+        raw = post_json(url, payload, self.api_key, self.timeout_s, self.max_response_bytes,
+                        lambda message, status: LLMError(message, status=status))
         try:
             message = json.loads(raw)["choices"][0]["message"]
             content = message["content"]
         except (KeyError, IndexError, TypeError, ValueError) as e:
             raise LLMError(f"{url}: unexpected response body: {clip(raw)}") from e
         return _text(content, message, url, raw)
-
-    def _read(self, resp, url: str, deadline: float) -> bytes:
-        chunks, size = [], 0
-        while True:
-            if time.monotonic() > deadline:
-                raise LLMError(f"{url}: no complete answer within timeout_s={self.timeout_s:g} s")
-            chunk = resp.read1(1 << 16)
-            if not chunk:
-                return b"".join(chunks)
-            size += len(chunk)
-            if size > self.max_response_bytes:
-                raise LLMError(f"{url}: the answer passed max_response_bytes={self.max_response_bytes}")
-            chunks.append(chunk)
-
-
-def _body(e: urllib.error.HTTPError) -> str:
-    try:
-        return e.read(CLIP * 4).decode(errors="replace")
-    except (OSError, http.client.HTTPException):
-        return ""
 
 
 def _text(content: Any, message: Any, url: str, raw: str) -> str:
@@ -145,9 +85,7 @@ def _text(content: Any, message: Any, url: str, raw: str) -> str:
 
 def check_settings(timeout_s: Any, max_tokens: Any) -> None:
     """Refused when the client is made, not at the first call inside a consolidation."""
-    if isinstance(timeout_s, bool) or not isinstance(timeout_s, numbers.Real) or not math.isfinite(timeout_s) \
-            or timeout_s <= 0:
-        raise ValueError(f"timeout_s must be a positive number of seconds, got {timeout_s!r}")
+    check_timeout(timeout_s)
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
         raise ValueError(f"max_tokens must be a positive whole number, got {max_tokens!r}")
 
