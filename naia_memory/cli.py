@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from collections import Counter
@@ -58,11 +59,16 @@ def _passphrase(args: argparse.Namespace) -> str | None:
     return value
 
 
+_READS = ("list", "show", "search", "stats", "export")
+
+
 def _open(args: argparse.Namespace):
     from .engine import MemorySystem
     from .stores.json_store import LocalStore, default_path
 
     path = Path(args.store).expanduser() if args.store else default_path()
+    if args.command in _READS and not path.exists():  # a typo must not leave an empty store (and folders) behind
+        raise ValueError(f"no store at {path} (a command that only reads makes none; `import` or a write starts one)")
     secret = _passphrase(args)
     models = _models(args)  # a bad model setting is refused before the store is opened
     if path.suffix in (".sqlite", ".db"):
@@ -154,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("export", help="write a backup (encrypted with --passphrase-env of the backup)")
     p.add_argument("dest")
     p.add_argument("--backup-passphrase-env", metavar="VAR", help="encrypt the backup under this variable's passphrase")
+    p.add_argument("--overwrite", action="store_true", help="replace a file already at dest")
     p = sub.add_parser("import", help="restore a backup as the store (refuses to overwrite unless --force)")
     p.add_argument("src")
     p.add_argument("--force", action="store_true")
@@ -161,18 +168,34 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="serve the store to agents: a REST server, or an MCP server on stdin/stdout")
     p.add_argument("protocol", choices=["rest", "mcp"])
     p.add_argument("--host", default="127.0.0.1", help="rest: the address to bind (default loopback)")
-    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--port", type=_port, default=8765)
     p.add_argument("--token-env", metavar="VAR", default="NAIA_MEMORY_TOKEN",
                    help="rest: the environment variable holding the bearer token (default NAIA_MEMORY_TOKEN)")
     p.add_argument("--no-auth", action="store_true", help="rest: no token (refused unless --host is loopback)")
     p.add_argument("--max-body-bytes", type=int, default=1 << 20)
-    p.add_argument("--rate", type=float, default=50.0, help="rest: requests a second per client, on average")
+    p.add_argument("--rate", type=_rate, default=50.0, help="rest: requests a second per client, on average")
     p.add_argument("--burst", type=int, default=100)
     p.add_argument("--project", default="default", help="mcp: the project the agent reaches")
     return ap
 
 
+def _port(text: str) -> int:
+    port = int(text)
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0-65535, not {port}")
+    return port
+
+
+def _rate(text: str) -> float:
+    rate = float(text)
+    if not (math.isfinite(rate) and rate > 0):  # NaN passed "rate <= 0" and switched the limit off
+        raise argparse.ArgumentTypeError(f"a positive number of requests a second, not {text}")
+    return rate
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from .embedders import EmbedderError
+    from .llm.client import LLMError
     from .stores.port import StoreError
 
     args = build_parser().parse_args(argv)
@@ -185,7 +208,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(m, args)
         finally:
             m.close()
-    except (KeyError, ValueError, StoreError, NotImplementedError, OSError) as e:  # the caller's mistake, a bad file
+    except (KeyError, ValueError, StoreError, NotImplementedError, OSError, OverflowError, LLMError,
+            EmbedderError) as e:  # the caller's mistake, a bad file, a model server that failed
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e  # or a path that is not one: say it plainly
         print(f"naia-memory: error: {msg}", file=sys.stderr)
         return 2
@@ -215,7 +239,7 @@ def _run(m, args: argparse.Namespace) -> int:
     elif args.command == "edit":
         print(m.edit(memory_id=args.id, content=args.content))
     elif args.command == "forget":
-        if (args.project or args.everything) and not args.yes:
+        if (args.project is not None or args.everything) and not args.yes:
             what = "everything" if args.everything else f"project {args.project!r}"
             try:
                 answer = input(f"forget {what} in {m.store.path}? this cannot be undone [y/N] ")
@@ -225,9 +249,13 @@ def _run(m, args: argparse.Namespace) -> int:
             if answer.strip().lower() != "y":
                 print("nothing forgotten")
                 return 1
-        n = m.forget(memory_id=args.id) if args.id else m.forget(project=args.project) if args.project else m.forget(everything=True)
+        # "is not None", not truthiness: --project "" named nothing and forgot everything; forget() refuses it
+        n = m.forget(memory_id=args.id) if args.id is not None else m.forget(project=args.project) \
+            if args.project is not None else m.forget(everything=True)
         print(f"forgot {n} memories")
     elif args.command == "export":
+        if Path(args.dest).expanduser().exists() and not args.overwrite:  # an earlier backup is not lost to a typo
+            raise ValueError(f"{args.dest} exists; pass --overwrite to replace it")
         secret = None
         if args.backup_passphrase_env:
             secret = os.environ.get(args.backup_passphrase_env) or None

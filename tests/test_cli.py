@@ -173,3 +173,56 @@ def test_path_and_setting_mistakes_are_one_line_and_exit_2(store, tmp_path, case
         out = _cli("--store", str(store), "export", str(tmp_path / "b.json"), "--backup-passphrase-env", "NAIA_NO_SUCH_VAR")
     assert out.returncode == 2 and "Traceback" not in out.stderr and out.stderr.startswith("naia-memory: error:"), \
         (out.returncode, out.stderr[-300:])
+
+
+# ---- session 34: a review's findings, each failing on the code before it
+@pytest.mark.parametrize("flag", ["--project", "--id"])
+def test_an_empty_name_forgets_nothing(store, flag):
+    out = subprocess.run([sys.executable, "-m", "naia_memory.cli", "--store", str(store), "forget", flag, "", "--yes"],
+                         cwd=REPO, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, (out.returncode, out.stdout, out.stderr[-300:])
+    assert len(json.loads(_cli("--store", str(store), "list", "--json").stdout)) == 4  # everything forgotten before
+
+
+@pytest.mark.parametrize("command", [["list"], ["stats"], ["search", "Lisbon"], ["show", "ep_x"], ["export", "out.json"]])
+def test_a_command_that_only_reads_makes_no_store_at_a_wrong_path(tmp_path, command):
+    if command[0] == "export":
+        command = ["export", str(tmp_path / "out.json")]
+    out = _cli("--store", str(tmp_path / "typo" / "m.json"), *command)
+    assert out.returncode == 2 and "no store at" in out.stderr and "Traceback" not in out.stderr, out.stderr[-300:]
+    assert not (tmp_path / "typo").exists()
+
+
+def test_a_model_server_that_fails_is_one_line_and_exit_2(tmp_path, tokenizer, t0):
+    path = tmp_path / "waiting.json"
+    m = MemorySystem(store=LocalStore(path), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer, config=EngineConfig())
+    m.encode(content="I live in Lisbon", now=t0)  # waits for consolidation: the model will be asked
+    m.close()
+    out = _cli("--store", str(path), "--llm-url", "http://127.0.0.1:9/v1", "--llm-model", "x", "consolidate")
+    assert out.returncode == 2 and "Traceback" not in out.stderr and out.stderr.startswith("naia-memory: error:"), \
+        (out.returncode, out.stderr[-300:])
+
+
+@pytest.mark.parametrize("args", [["--port", "70000"], ["--rate", "nan"], ["--rate", "inf"], ["--rate", "0"]])
+def test_a_port_or_rate_out_of_range_is_refused(store, args):
+    out = _cli("--store", str(store), "serve", "rest", "--no-auth", *args)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, (out.returncode, out.stderr[-300:])
+
+
+def test_the_rate_limiter_refuses_nan():
+    from naia_memory.server.limits import RateLimiter
+    from naia_memory.server.rest import ServerSettings
+
+    with pytest.raises(ValueError):
+        RateLimiter(float("nan"), 1)
+    with pytest.raises(ValueError):
+        ServerSettings(tokens={}, auth=False, rate=float("nan")).check()
+
+
+def test_export_does_not_replace_an_earlier_backup_unless_told(store, tmp_path):
+    backup = tmp_path / "b.json"
+    assert _cli("--store", str(store), "export", str(backup)).returncode == 0
+    first = backup.read_bytes()
+    out = _cli("--store", str(store), "export", str(backup))
+    assert out.returncode == 2 and "--overwrite" in out.stderr and backup.read_bytes() == first
+    assert _cli("--store", str(store), "export", str(backup), "--overwrite").returncode == 0

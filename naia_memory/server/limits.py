@@ -6,6 +6,7 @@ Time is passed in, so the limiter is a pure object tests can drive.
 """
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass
 
@@ -18,8 +19,8 @@ class _Bucket:
 
 class RateLimiter:
     def __init__(self, rate: float, burst: int) -> None:
-        if rate <= 0 or burst < 1:
-            raise ValueError("rate must be > 0 and burst >= 1")
+        if not (math.isfinite(rate) and rate > 0) or burst < 1:  # NaN passed "rate <= 0" and never limited
+            raise ValueError("rate must be a finite number > 0 and burst >= 1")
         self.rate, self.burst = float(rate), int(burst)
         self._buckets: dict[str, _Bucket] = {}
         self._lock = threading.Lock()

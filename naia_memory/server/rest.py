@@ -82,6 +82,8 @@ class ServerSettings:
             check_name(user, "token user", optional=True)
         if self.max_body_bytes < 1024:
             raise ValueError("max_body_bytes must be at least 1024")
+        if not (math.isfinite(self.rate) and self.rate > 0) or self.burst < 1:
+            raise ValueError("rate must be a finite number > 0 and burst >= 1")
 
 
 def is_loopback(host: str) -> bool:
