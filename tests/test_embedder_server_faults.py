@@ -20,7 +20,7 @@ from naia_memory import LocalStore, MemorySystem
 from naia_memory.embedders import EmbedderError, HashingEmbedder, make_embedder
 
 from .loopback_openai import send_json as send
-from .test_llm_server_faults import server
+from .test_llm_server_faults import redirect_to, server
 
 T0 = datetime(2026, 1, 1, 9, tzinfo=timezone.utc)
 DIM = 8
@@ -39,13 +39,7 @@ def embedder(url: str, **kw):
 
 def test_a_redirect_is_not_followed_and_the_key_goes_nowhere():
     with server(lambda h, b: send(h, 200, rows(b["input"]))) as (elsewhere, seen_elsewhere):
-        def moved(h, body):
-            h.send_response(307)
-            h.send_header("Location", f"{elsewhere}/v1/embeddings")
-            h.send_header("Content-Length", "0")
-            h.end_headers()
-
-        with server(moved) as (url, _):
+        with server(redirect_to(f"{elsewhere}/v1/embeddings", 307)) as (url, _):
             with pytest.raises(EmbedderError, match="redirect .* not followed"):
                 embedder(url, api_key="sk-SECRET").embed_query("hello")
     assert seen_elsewhere == []  # nothing, and no key, reached the other host

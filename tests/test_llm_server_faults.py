@@ -67,15 +67,19 @@ def memory(tmp_path, tokenizer, url: str, **client) -> MemorySystem:
                         config=EngineConfig(undecided_retries=3))
 
 
+def redirect_to(target: str, code: int = 302):
+    """A server answer that sends the client elsewhere."""
+    def moved(h, body):
+        h.send_response(code)
+        h.send_header("Location", target)
+        h.send_header("Content-Length", "0")
+        h.end_headers()
+    return moved
+
+
 def test_a_redirect_is_not_followed_and_the_key_goes_nowhere(tmp_path, tokenizer):
     with server(lambda h, b: None) as (elsewhere, seen_elsewhere):
-        def moved(h, body):
-            h.send_response(302)
-            h.send_header("Location", f"{elsewhere}/steal")
-            h.send_header("Content-Length", "0")
-            h.end_headers()
-
-        with server(moved) as (url, _):
+        with server(redirect_to(f"{elsewhere}/steal")) as (url, _):
             m = memory(tmp_path, tokenizer, url, api_key="sk-SECRET")
             m.encode(content="I work at Google", now=T0)
             with pytest.raises(LLMError, match="redirect .* not followed"):
