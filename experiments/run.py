@@ -63,6 +63,18 @@ class ConfigError(ValueError):
     pass
 
 
+def check_run_settings(resolved: dict[str, Any]) -> None:
+    """Settings a typo would otherwise turn into another run than asked for,
+    refused before anything is measured or written."""
+    if resolved.get("on_existing") not in ("overwrite", "skip"):  # "skpi" overwrote as "overwrite" does
+        raise ConfigError(f"on_existing: overwrite or skip, not {resolved.get('on_existing')!r}")
+    if not isinstance(resolved.get("read_only", True), bool):  # 0 / null strengthened under the default's name
+        raise ConfigError(f"read_only: true or false, not {resolved.get('read_only')!r}")
+    ds_seed = (resolved.get("dataset") or {}).get("seed")
+    if ds_seed is not None and ds_seed != resolved.get("seed"):  # the record is named by seed=
+        raise ConfigError(f"set seed={ds_seed} (it names the record), not dataset.seed")
+
+
 class ReadOnlyQuestions:
     """A provider whose recalls strengthen nothing (``strengthen=False`` where
     the provider takes it). A benchmark asks many questions of one memory;
@@ -160,7 +172,11 @@ def load_data(ds: dict[str, Any]) -> list:
     if kind == "contradiction-suite":
         from .suites.contradiction_suite import HELD_OUT, all_cases
 
-        return {"main": all_cases(), "held-out": list(HELD_OUT), "all": all_cases() + list(HELD_OUT)}[ds.get("split", "main")]
+        parts = {"main": all_cases, "held-out": lambda: list(HELD_OUT), "all": lambda: all_cases() + list(HELD_OUT)}
+        split = ds.get("split", "main")
+        if split not in parts:
+            raise ConfigError(f"dataset.split for the contradiction suite: one of {sorted(parts)}, not {split!r}")
+        return parts[split]()
     if kind in ("natural-updates", "natural-statements", "natural-lifecycle"):
         from .suites import natural
 
@@ -190,6 +206,17 @@ def load_data(ds: dict[str, Any]) -> list:
 
         return list(SCRIPTS)
     raise ConfigError(f"unknown dataset kind {kind!r}")
+
+
+def load_nonempty(ds: dict[str, Any]) -> Any:
+    """``load_data``, refusing a dataset that came out empty (``dataset.n=0``):
+    every rate of it is undefined, and a record of zeros is not a result."""
+    data = load_data(ds)
+    if isinstance(data, dict):  # latency-style mappings are never empty here; the check is on items
+        return data
+    if not data:
+        raise ConfigError(f"dataset {ds.get('name')!r} has no items with these settings")
+    return data
 
 
 def _context(resolved: dict[str, Any], exp_name: str) -> dict[str, Any]:
@@ -227,6 +254,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     resolved = OmegaConf.to_container(cfg, resolve=True)
     quiet_peers(str(resolved.get("peer_log_level", "WARNING")).upper())
     adapter, ds, exp = resolved["adapter"], resolved["dataset"], resolved["experiment"]
+    check_run_settings(resolved)
     ident = res.Identity(adapter["name"], ds["name"], exp["name"], res.config_hash(identity_config(resolved)), int(resolved["seed"]))
     root = _repo_path(resolved["results_dir"])
     out_path = ident.path(root)
@@ -255,7 +283,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
 def run_single(resolved, adapter, ds, exp) -> dict[str, Any]:
     from .tasks import run_experiment
 
-    data = load_data(ds)
+    data = load_nonempty(ds)
     ctx = _context(resolved, exp["name"])
     factory = provider_factory(adapter, read_only=asks_read_only(resolved, exp["name"]))
     probe = factory()
@@ -287,10 +315,13 @@ def run_ablation(resolved, adapter, ds, exp) -> dict[str, Any]:
     base_name = exp["base"]
     base_exp = {**exp, "name": base_name}
     switches = exp.get("switches") or list(EngineConfig.SWITCHES)
+    unknown = [s for s in switches if s not in EngineConfig.SWITCHES]
+    if unknown:  # "mmmr" was a KeyError on naia, and "not applicable" on other providers
+        raise ConfigError(f"experiment.switches: no such switch {unknown}; the switches are {list(EngineConfig.SWITCHES)}")
     if adapter["provider"] not in ("naia-local", "sqlite", "sqlite-vec", "qdrant"):
         return {"metrics": {s: {"applicable": False, "reason": f"{adapter['provider']} has no naia engine switches"} for s in switches},
                 "base_experiment": base_name, "timings": {}}
-    data = load_data(ds)
+    data = load_nonempty(ds)
     ctx = _context(resolved, base_name)
     defaults = {f.name: getattr(EngineConfig(), f.name) for f in fields(EngineConfig)}
     engine = {**{s: defaults[s] for s in switches}, **(adapter.get("engine") or {})}

@@ -82,3 +82,58 @@ def test_the_golden_check_fails_a_slice_it_holds_no_numbers_for(monkeypatch, tmp
     monkeypatch.setattr(golden, "GOLDEN", store)
     monkeypatch.setattr(golden, "run_slice", lambda n, tmp: {k: 1.0 for k in golden.SLICES[n]["metrics"]})
     assert golden.main(["--only", name]) == 1
+
+
+# ---- session 34: a review of the runner's edges, each test failing on the code before it
+def test_an_experiment_setting_or_another_matcher_is_in_the_label():
+    rec = _record(0)
+    rec["config"]["experiment"] = {"name": "lifecycle", "top_k": 5}
+    assert variant_label(rec) == "naia-local"
+    rec["config"]["experiment"] = {"name": "lifecycle", "top_k": 1}
+    assert variant_label(rec) == "naia-local[experiment.top_k=1]"
+    rec["config"]["experiment"] = {"name": "lifecycle", "top_k": 5}
+    rec["config"]["match_embedder"] = "hashing"
+    assert variant_label(rec) == "naia-local[match_embedder=hashing]"
+
+
+@pytest.mark.parametrize("override, message", [
+    ({"on_existing": "skpi"}, "on_existing"),
+    ({"read_only": 0}, "read_only"),
+    ({"read_only": None}, "read_only"),
+    ({"dataset": {"name": "aihub141-synthetic", "kind": "aihub141-synthetic", "seed": 5}}, "dataset.seed"),
+])
+def test_a_setting_that_would_run_another_measurement_is_refused(override, message):
+    from experiments.run import ConfigError, check_run_settings
+
+    resolved = {"on_existing": "overwrite", "read_only": True, "seed": 0, "dataset": {"name": "x", "kind": "x"}, **override}
+    with pytest.raises(ConfigError, match=message):
+        check_run_settings(resolved)
+    check_run_settings({"on_existing": "skip", "read_only": False, "seed": 3, "dataset": {"seed": 3}})  # fine as given
+
+
+def test_a_split_or_switch_that_does_not_exist_is_refused_and_an_empty_dataset_too():
+    from experiments.run import ConfigError, load_data, load_nonempty, run_ablation
+
+    with pytest.raises(ConfigError, match="split"):
+        load_data({"kind": "contradiction-suite", "name": "c", "split": "mian"})
+    with pytest.raises(ConfigError, match="mmmr"):
+        run_ablation({}, {"provider": "lite", "name": "lite"}, {"kind": "lifecycle-scripts"},
+                     {"name": "ablation", "base": "lifecycle", "switches": ["mmmr"]})
+    with pytest.raises(ConfigError, match="no items"):
+        from omegaconf import OmegaConf
+
+        ds = OmegaConf.to_container(OmegaConf.load(Path(__file__).parents[1] / "conf" / "dataset" / "aihub141-synthetic.yaml"))
+        load_nonempty({**ds, "n": 0, "seed": 0})
+
+
+def test_a_file_that_is_not_a_run_record_is_skipped_not_a_crash(tmp_path, capsys):
+    from experiments.results import load_records
+
+    good = {"identity": {"provider": "lite"}, "metrics": {"x": 1.0}}
+    (tmp_path / "lifecycle" / "d").mkdir(parents=True)
+    (tmp_path / "lifecycle" / "d" / "lite-abc-seed0.json").write_text(json.dumps(good))
+    (tmp_path / "_scratch").mkdir()
+    (tmp_path / "_scratch" / "note.json").write_text("[1]")
+    (tmp_path / "_scratch" / "cut.json").write_text('{"identity": {"pro')
+    assert load_records(tmp_path) == [good]
+    assert capsys.readouterr().err.count("skipped") == 2

@@ -119,17 +119,18 @@ def score_queries(queries: list[dict[str, Any]], top_ks: Sequence[int], embedder
                 a = agg[m]
                 a["matched"] += sum(gold_hits)
                 a["gold"] += len(gold_hits)
-                a["macro"].append(sum(gold_hits) / len(gold_hits) if gold_hits else 0.0)
+                if gold_hits:  # a question with no gold fact has no recall (undefined, not 0)
+                    a["macro"].append(sum(gold_hits) / len(gold_hits))
                 a["prec_hits"] += sum(item_hits)
                 a["prec_n"] += k  # an empty or short list is charged for its missing items
                 a["by_nth"][q["nth"]][0] += sum(gold_hits)
                 a["by_nth"][q["nth"]][1] += len(gold_hits)
         for m, a in agg.items():
-            metrics[f"{m}/recall@{k}"] = a["matched"] / a["gold"] if a["gold"] else 0.0
-            metrics[f"{m}/macro_recall@{k}"] = float(np.mean(a["macro"])) if a["macro"] else 0.0
-            metrics[f"{m}/precision@{k}"] = a["prec_hits"] / a["prec_n"] if a["prec_n"] else 0.0
+            metrics[f"{m}/recall@{k}"] = a["matched"] / a["gold"] if a["gold"] else None  # undefined: null, "n/a"
+            metrics[f"{m}/macro_recall@{k}"] = float(np.mean(a["macro"])) if a["macro"] else None
+            metrics[f"{m}/precision@{k}"] = a["prec_hits"] / a["prec_n"] if a["prec_n"] else None
             for nth, (mt, g) in sorted(a["by_nth"].items()):
-                metrics[f"{m}/recall@{k}/nth{nth}"] = mt / g if g else 0.0
+                metrics[f"{m}/recall@{k}/nth{nth}"] = mt / g if g else None
     return metrics
 
 
