@@ -124,3 +124,20 @@ def test_what_is_not_a_count_from_now(text):
 ])
 def test_a_weekday_is_the_coming_one_in_the_present_and_the_last_in_the_past(text, want):
     assert days(event_windows(text, WED)) == [want]
+
+
+@pytest.mark.parametrize("text, said, want", [
+    ("last summer we went camping", WED, ("2024-06-01", "2024-09-01")),
+    ("last summer we went camping", datetime(2025, 7, 14, tzinfo=timezone.utc), ("2024-06-01", "2024-09-01")),  # in summer: the one before
+    ("last summer we went camping", datetime(2025, 9, 14, tzinfo=timezone.utc), ("2025-06-01", "2025-09-01")),  # just over
+    ("this summer I'm going to Jeju", WED, ("2025-06-01", "2025-09-01")),
+    ("this winter", datetime(2025, 1, 14, tzinfo=timezone.utc), ("2024-12-01", "2025-03-01")),  # the one under way
+    ("next winter", WED, ("2025-12-01", "2026-03-01")),
+    ("작년 여름에 제주도 갔어", WED, ("2024-06-01", "2024-09-01")),
+    ("작년 여름방학에 알바했어", WED, ("2024-06-01", "2024-09-01")),
+    ("올 여름에 이사해", WED, ("2025-06-01", "2025-09-01")),
+    ("지난 겨울에 스키 탔어", WED, ("2024-12-01", "2025-03-01")),
+    ("내년 봄에 결혼해", WED, ("2026-03-01", "2026-06-01")),
+])
+def test_a_season_is_the_northern_hemispheres(text, said, want):
+    assert days(relative_windows(text, said)) == [want]

@@ -104,6 +104,7 @@ _UNIT_KO = {"일": "day", "주": "week", "주일": "week", "달": "month", "개�
 _EN = re.compile(
     r"\b(?:(?P<dby>the\s+day\s+before\s+yesterday)|(?P<yday>yesterday|last\s+night)"
     r"|(?P<today>today|tonight|this\s+(?:morning|afternoon|evening))|(?P<tmr>tomorrow)"
+    r"|(?P<srel>last|this|next|past)\s+(?P<season>spring|summer|autumn|fall|winter)"
     r"|(?P<rel>last|this|next|past)\s+(?P<span>week(?:end)?|month|year)"
     r"|(?:(?P<n>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple\s+of|few)\s+(?P<unit>day|week|month|year)s?\s+ago)"
     r"|(?:(?P<fin>in)\s+(?:about\s+|another\s+)?(?P<fn>a\s+few|a\s+couple\s+of|\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple\s+of|few)"
@@ -116,7 +117,9 @@ _EN = re.compile(
 # 주 as a week, not the start of another noun (주문 an order, 주제 a topic, 주소 an address, 주차 parking ...)
 _KO_WEEK = r"주(?![문제소차식택유장요사민변위석류목력행최연])"  # 지난주의, 지난주인데, 지난주입니다 are weeks
 _KO = re.compile(
-    r"(?P<dby>그저께|그제|엊그제)|(?P<yday>어제|어젯밤)|(?P<today>오늘(?!날))|(?P<dat>내일\s*모레|모레)|(?P<tmr>내일)"
+    # a season, with the year or the turn that places it (작년 여름, 올 여름, 지난 겨울); before 작년 and 올해 alone
+    r"(?<![가-힣])(?P<srel>재작년|작년|지난해|올해|올|내년|지난|저번|이번|다음)\s*(?P<season>봄|여름|가을|겨울)"
+    r"|(?P<dby>그저께|그제|엊그제)|(?P<yday>어제|어젯밤)|(?P<today>오늘(?!날))|(?P<dat>내일\s*모레|모레)|(?P<tmr>내일)"
     r"|(?P<lwrel>지난|저번)\s*" + _KO_WEEK + r"\s*(?P<lwwd>월요일|화요일|수요일|목요일|금요일|토요일|일요일)"
     r"|(?P<rel2>지지난|다다음)\s*(?P<span2>주말|" + _KO_WEEK + r"|달)"
     r"|(?P<rel>지난|저번|이번|다음)\s*(?P<span>주말|" + _KO_WEEK + r"|달)"
@@ -167,6 +170,32 @@ def _ahead(day: datetime, n: int, unit: str, vague: bool = False) -> Window:
     return _year(day.year + n, day.tzinfo)
 
 
+_SEASONS = {"spring": 3, "봄": 3, "summer": 6, "여름": 6, "autumn": 9, "fall": 9, "가을": 9, "winter": 12, "겨울": 12}
+
+
+def _season(day: datetime, rel: str, season: str) -> Window:
+    """Meteorological seasons of the northern hemisphere (the Korean calendar's):
+    spring March-May, summer June-August, autumn September-November, winter
+    December-February. "last": the latest one already over; "this": the one
+    under way, else this year's; "next": the first not yet begun; 작년 / 올해 /
+    내년: that calendar year's (its winter the one that begins in its December)."""
+    first = _SEASONS[season.lower()]
+    rel = rel.lower()
+
+    def span(year: int) -> Window:  # the season that begins in ``year``
+        return _month(year, first, 0, day.tzinfo)[0], _month(year, first, 3, day.tzinfo)[0]
+
+    if rel in ("재작년", "작년", "지난해", "올해", "올", "내년"):
+        return span(day.year + {"재작년": -2, "작년": -1, "지난해": -1, "올해": 0, "올": 0, "내년": 1}[rel])
+    cands = [span(y) for y in range(day.year - 2, day.year + 2)]
+    if rel in ("last", "past", "지난", "저번"):
+        return [w for w in cands if w[1] <= day][-1]
+    if rel in ("next", "다음"):
+        return [w for w in cands if w[0] > day][0]
+    under_way = [w for w in cands if w[0] <= day < w[1]]  # "this": the one we are in, else this year's
+    return under_way[0] if under_way else span(day.year if not (first == 12 and day.month <= 2) else day.year - 1)
+
+
 def _window(g: dict, day: datetime, nums: dict, units: dict, weekdays: dict, vague: tuple[str, ...]) -> Window | None:
     """The window one match names; Korean-only groups (지난달, 작년 ...) are absent from English matches."""
     if g.get("dby"):
@@ -182,6 +211,8 @@ def _window(g: dict, day: datetime, nums: dict, units: dict, weekdays: dict, vag
     if g.get("lwwd"):  # "지난주 화요일", "on Tuesday last week": that weekday of last week
         monday = day - timedelta(days=day.weekday() + 7)
         return _days(monday + timedelta(days=weekdays[g["lwwd"].lower()]), 1)
+    if g.get("season"):
+        return _season(day, g["srel"], g["season"])
     if g.get("rel2"):  # 지지난주, 다다음 달: two back, two ahead
         return _span(day, g["rel2"], g["span2"])
     if g.get("rel"):
