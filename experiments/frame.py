@@ -116,7 +116,11 @@ def _experiment_diffs(experiment: Mapping[str, Any] | None) -> dict[str, Any]:
     if not experiment or not experiment.get("name"):
         return {}
     defaults = dict(_experiment_defaults(str(experiment["name"])))
-    return {f"experiment.{k}": v for k, v in experiment.items() if k != "name" and defaults.get(k, _MISSING) != v}
+    skip = {"name"}
+    if experiment["name"] == "ablation":  # its base and switches head its own section; the base's settings are its defaults
+        defaults = {**dict(_experiment_defaults(str(experiment.get("base", defaults.get("base"))))), **defaults}
+        skip |= {"base", "switches"}
+    return {f"experiment.{k}": v for k, v in experiment.items() if k not in skip and defaults.get(k, _MISSING) != v}
 
 
 def engine_defaults() -> dict[str, Any]:
