@@ -153,6 +153,10 @@ def load_data(ds: dict[str, Any]) -> list:
     if kind == "locomo":
         from datasets_loaders.locomo import load_locomo
 
+        if ds.get("max_sessions") is not None and (isinstance(ds["max_sessions"], bool) or not isinstance(ds["max_sessions"], int)
+                                                   or ds["max_sessions"] < 1):
+            raise ConfigError(f"dataset.max_sessions: a whole number >= 1, not {ds['max_sessions']!r}")
+
         path = _repo_path(ds["path"])
         if not path.exists():
             raise ConfigError(f"dataset.path={path} does not exist; point it at locomo10.json")
@@ -162,7 +166,8 @@ def load_data(ds: dict[str, Any]) -> list:
 
             keep = int(ds["max_sessions"])
             samples = [replace(s, sessions=s.sessions[:keep],
-                               qa=tuple(q for q in s.qa if q.evidence and all(int(e[1:].split(":")[0]) <= s.sessions[keep - 1].n for e in q.evidence)))
+                               qa=tuple(q for q in s.qa if q.evidence and all(int(e[1:].split(":")[0]) <= s.sessions[:keep][-1].n
+                                                                              for e in q.evidence)))  # fewer sessions than keep: all
                        for s in samples]
         print(f"[locomo] {report.samples} samples, {report.turns} turns, {report.questions} questions; "
               f"{report.empty_evidence} without evidence, {len(report.unparseable_ids)} unparseable ids, "
@@ -206,6 +211,19 @@ def load_data(ds: dict[str, Any]) -> list:
 
         return list(SCRIPTS)
     raise ConfigError(f"unknown dataset kind {kind!r}")
+
+
+# what each experiment reads: another kind of data failed deep inside the task (an AttributeError)
+EXPERIMENT_KINDS = {"aihub141": ("aihub141-synthetic", "aihub141"), "locomo": ("locomo",),
+                    "contradiction": ("contradiction-suite", "natural-updates"), "extraction": ("natural-statements",),
+                    "lifecycle": ("lifecycle-scripts", "natural-lifecycle")}
+
+
+def check_kind(experiment: str, ds: dict[str, Any]) -> None:
+    kinds = EXPERIMENT_KINDS.get(experiment)
+    if kinds is not None and ds.get("kind") not in kinds:
+        raise ConfigError(f"experiment {experiment} reads {' or '.join(kinds)} data, not {ds.get('kind')!r} "
+                          f"(dataset={ds.get('name')}); pick a dataset of that kind")
 
 
 def load_nonempty(ds: dict[str, Any]) -> Any:
@@ -283,6 +301,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
 def run_single(resolved, adapter, ds, exp) -> dict[str, Any]:
     from .tasks import run_experiment
 
+    check_kind(exp["name"], ds)
     data = load_nonempty(ds)
     ctx = _context(resolved, exp["name"])
     factory = provider_factory(adapter, read_only=asks_read_only(resolved, exp["name"]))
@@ -321,6 +340,7 @@ def run_ablation(resolved, adapter, ds, exp) -> dict[str, Any]:
     if adapter["provider"] not in ("naia-local", "sqlite", "sqlite-vec", "qdrant"):
         return {"metrics": {s: {"applicable": False, "reason": f"{adapter['provider']} has no naia engine switches"} for s in switches},
                 "base_experiment": base_name, "timings": {}}
+    check_kind(base_name, ds)
     data = load_nonempty(ds)
     ctx = _context(resolved, base_name)
     defaults = {f.name: getattr(EngineConfig(), f.name) for f in fields(EngineConfig)}

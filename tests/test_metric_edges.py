@@ -137,3 +137,14 @@ def test_a_file_that_is_not_a_run_record_is_skipped_not_a_crash(tmp_path, capsys
     (tmp_path / "_scratch" / "cut.json").write_text('{"identity": {"pro')
     assert load_records(tmp_path) == [good]
     assert capsys.readouterr().err.count("skipped") == 2
+
+
+def test_data_of_another_kind_or_a_bad_session_count_is_refused_before_running():
+    from experiments.run import ConfigError, check_kind, load_data
+
+    with pytest.raises(ConfigError, match="reads lifecycle-scripts or natural-lifecycle data"):
+        check_kind("lifecycle", {"kind": "locomo", "name": "locomo-dev"})  # an AttributeError deep in the task before
+    check_kind("lifecycle", {"kind": "natural-lifecycle", "name": "natural-lifecycle-dev"})
+    for bad in (0, -2, "3", True):
+        with pytest.raises(ConfigError, match="max_sessions"):
+            load_data({"kind": "locomo", "name": "l", "path": "README.md", "max_sessions": bad})
