@@ -20,7 +20,7 @@ from naia_memory import LocalStore, MemorySystem
 from naia_memory.embedders import EmbedderError, HashingEmbedder, make_embedder
 
 from .loopback_openai import send_json as send
-from .test_llm_server_faults import redirect_to, server
+from .test_llm_server_faults import drip, redirect_to, server
 
 T0 = datetime(2026, 1, 1, 9, tzinfo=timezone.utc)
 DIM = 8
@@ -46,20 +46,7 @@ def test_a_redirect_is_not_followed_and_the_key_goes_nowhere():
 
 
 def test_timeout_bounds_the_whole_answer_and_size_is_capped():
-    def drip(h, body):
-        raw = json.dumps(rows(body["input"])).encode()
-        h.send_response(200)
-        h.send_header("Content-Length", str(len(raw)))
-        h.end_headers()
-        try:
-            for b in raw:
-                h.wfile.write(bytes([b]))
-                h.wfile.flush()
-                time.sleep(0.05)
-        except OSError:
-            pass
-
-    with server(drip) as (url, _):
+    with server(drip(lambda body: rows(body["input"]))) as (url, _):
         t = time.monotonic()
         with pytest.raises(EmbedderError, match="no complete answer within timeout_s"):
             embedder(url, timeout_s=0.5).embed_query("hello")

@@ -99,9 +99,10 @@ def test_a_dropped_connection_is_an_llm_error_naming_the_server():
             OpenAICompatChat(base_url=f"{url}/v1", model="m").complete([{"role": "user", "content": "hi"}])
 
 
-def test_timeout_bounds_the_whole_answer_not_each_read():
-    def drip(h, body):
-        raw = json.dumps(chat(FACTS)).encode()
+def drip(answer):
+    """A server answer sent a byte every 50 ms: never idle for a timeout, never done within one."""
+    def send_slowly(h, body):
+        raw = json.dumps(answer(body)).encode()
         h.send_response(200)
         h.send_header("Content-Length", str(len(raw)))
         h.end_headers()
@@ -109,11 +110,14 @@ def test_timeout_bounds_the_whole_answer_not_each_read():
             for b in raw:
                 h.wfile.write(bytes([b]))
                 h.wfile.flush()
-                time.sleep(0.05)  # never idle for timeout_s, never done within it
+                time.sleep(0.05)
         except OSError:
             pass
+    return send_slowly
 
-    with server(drip) as (url, _):
+
+def test_timeout_bounds_the_whole_answer_not_each_read():
+    with server(drip(lambda body: chat(FACTS))) as (url, _):
         t = time.monotonic()
         with pytest.raises(LLMError, match="no complete answer within timeout_s"):
             OpenAICompatChat(base_url=f"{url}/v1", model="m", timeout_s=0.5).complete([{"role": "user", "content": "hi"}])

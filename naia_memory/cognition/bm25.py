@@ -246,9 +246,12 @@ class BM25Index:
         """Full scores of the rows ``cand`` (sorted), summed in the full path's
         term order, a missing term adding 0.0, so every sum equals the dense
         accumulator's bit for bit."""
+        return self._summed(cand, [(p, self._tf(p, cand)) for _, p in terms], n, avg)
+
+    def _summed(self, cand: np.ndarray, per_term: list[tuple[_Posting, np.ndarray]], n: int, avg: float) -> np.ndarray:
+        """The scores of ``cand`` from each term's tf there, added in the order given."""
         total = np.zeros(len(cand), dtype=np.float64)
-        for _, p in terms:
-            tf = self._tf(p, cand)
+        for p, tf in per_term:
             total = total + np.where(tf > 0, self._term_scores(p, cand, tf, n, avg), 0.0)
         return total
 
@@ -270,9 +273,10 @@ class BM25Index:
         so once k documents that pass ``keep`` score above that sum, no other
         document can rank. Candidates are dropped as the other terms are
         looked up, once the bounds of the terms they hold plus those still to
-        look up cannot clear that sum; the survivors are scored exactly. The essential set grows one
-        posting at a time until the bound holds; None when it does not while
-        candidates stay few (the caller then scores every posting)."""
+        look up cannot clear that sum; the survivors are scored exactly. The
+        essential set grows one posting at a time until the bound holds; None
+        when it does not while candidates stay few (the caller then scores
+        every posting)."""
         n = len(self._row)
         terms = [(t, p) for t in sorted(set(query_tokens)) if (p := self.postings.get(t)) is not None]
         if n == 0 or len(terms) < 2 or sum(p.n for _, p in terms) < self.long_posting:
@@ -320,10 +324,8 @@ class BM25Index:
                 if not alive.all():
                     cand, reach = cand[alive], reach[alive]
                     tfs = {o: tf[alive] for o, tf in tfs.items()}
-            total = np.zeros(len(cand), dtype=np.float64)
-            for i in sorted(tfs, key=lambda i: by_len[i][0]):  # exact, in the full path's term order: the same sums
-                p = by_len[i][1]
-                total = total + np.where(tfs[i] > 0, self._term_scores(p, cand, tfs[i], n, avg), 0.0)
+            in_order = sorted(tfs, key=lambda i: by_len[i][0])  # exact, in the full path's term order: the same sums
+            total = self._summed(cand, [(by_len[i][1], tfs[i]) for i in in_order], n, avg)
             hits = self._certain_top(cand, total, keep, k, floor)
             if hits is not None:
                 return hits

@@ -107,7 +107,7 @@ _EN = re.compile(
     r"|(?P<srel>last|this|next|past)\s+(?P<season>spring|summer|autumn|fall|winter)"
     r"|(?P<rel>last|this|next|past)\s+(?P<span>week(?:end)?|month|year)"
     r"|(?:(?P<n>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple\s+of|few)\s+(?P<unit>day|week|month|year)s?\s+ago)"
-    r"|(?:(?P<fin>in)\s+(?:about\s+|another\s+)?(?P<fn>a\s+few|a\s+couple\s+of|\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple\s+of|few)"
+    r"|(?:in\s+(?:about\s+|another\s+)?(?P<fn>a\s+few|a\s+couple\s+of|\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple\s+of|few)"
     r"\s+(?P<funit>day|week|month|year)s?(?!\s+(?:ago|later|before|after|earlier)))"
     r"|(?:(?P<fn2>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple\s+of|few)\s+(?P<funit2>day|week|month|year)s?"
     r"\s+from\s+(?:now|today))"
@@ -273,7 +273,7 @@ def relative_windows(text: str, said_at: datetime) -> list[Window]:
     for pattern, nums, units, weekdays, vague in _LANGS:
         for m in pattern.finditer(text):
             g = m.groupdict()
-            if past and any(g.get(u) for u in ("funit", "funit2", "fsunit", "fkd")) and not g.get("funit2"):
+            if past and any(g.get(u) for u in ("funit", "fsunit", "fkd")):  # "N days from now" counts from now always
                 continue  # "3년 후에 결혼했어", "in two days it was over": later than some other moment
             w = _safe(_window, g, day, nums, units, weekdays, vague)
             if w is not None:
