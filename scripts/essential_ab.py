@@ -5,6 +5,12 @@ on both alike. The text is the latency experiment's fill.
 
     python scripts/essential_ab.py lookup 100000   # ~1 min: index only, 300 of the fill's turns, answers compared
     python scripts/essential_ab.py encode 100000   # ~5 min: naia-local filled in bulk, 320 encodes each way
+    python scripts/essential_ab.py append 100000   # ~5 min: session 35's journal append and number stems, old and new
+
+``append`` alternates session 35's two small changes to a commit and a
+tokenization with what they replaced: the journal's folder made and the
+file opened for creation on every append, fsync rather than fdatasync, and
+every number run through the stemmer and its memo.
 """
 from __future__ import annotations
 
@@ -75,5 +81,60 @@ def encode(n: int) -> None:
         print(f"{'essential' if on else 'dense'}: encode p50 {np.percentile(res[on], 50):.3f} ms, p95 {np.percentile(res[on], 95):.3f} ms")
 
 
+def _old_append(self, batch):  # the journal append before session 35
+    import json
+    import os
+
+    line = json.dumps({"seq": batch.seq, "ops": batch.ops}, ensure_ascii=False, separators=(",", ":"))
+    raw = line.encode("utf-8")
+    raw = (self.codec[0](raw) if self.codec is not None else raw) + b"\n"
+    self.path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        view = memoryview(raw)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    self._size += len(raw)
+    return len(raw)
+
+
+def append(n: int) -> None:
+    from naia_memory.cognition import tokenize
+    from naia_memory.embedders import make_embedder
+    from naia_memory.providers import create_provider
+    from naia_memory.stores.journal import Journal
+
+    new_append, new_stem = Journal.append, tokenize.stem_en
+
+    def old_stem(word: str) -> str:
+        return tokenize._stem(word)
+
+    def use(on: bool) -> None:
+        Journal.append = new_append if on else _old_append
+        tokenize.stem_en = new_stem if on else old_stem
+
+    texts = synthetic_memories(n + 700)
+    emb = warmed(make_embedder("hashing", dim=384), texts)
+    p = create_provider("naia-local", **provider_kwargs("naia-local", Path(tempfile.mkdtemp(prefix="append-ab-")), emb, "bulk"))
+    _fill(p, texts[:n], "bulk")
+    res: dict[bool, list[float]] = {True: [], False: []}
+    i = n
+    for rnd in range(8):
+        for on in ((False, True) if rnd % 2 == 0 else (True, False)):
+            use(on)
+            for _ in range(40):
+                t = time.perf_counter()
+                p.encode(content=texts[i], now=T0 + timedelta(seconds=i))
+                res[on].append((time.perf_counter() - t) * 1e3)
+                i += 1
+    use(True)
+    p.close()
+    for on in (False, True):
+        print(f"{'session 35' if on else 'before'}: encode p50 {np.percentile(res[on], 50):.3f} ms, p95 {np.percentile(res[on], 95):.3f} ms")
+
+
 if __name__ == "__main__":
-    {"lookup": lookup, "encode": encode}[sys.argv[1]](int(sys.argv[2]))
+    {"lookup": lookup, "encode": encode, "append": append}[sys.argv[1]](int(sys.argv[2]))

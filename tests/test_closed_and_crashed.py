@@ -80,7 +80,7 @@ def test_edges_survive_a_failed_journal_append(tmp_path, monkeypatch):
     def full(fd):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(journal.os, "fsync", full)
+    monkeypatch.setattr(journal, "_durable", full)
     with pytest.raises(OSError):
         m.consolidate(now=T0 + timedelta(minutes=1))
     monkeypatch.undo()
@@ -263,3 +263,19 @@ def test_lite_forget_refuses_what_the_engine_refuses(tmp_path, bad):
     with pytest.raises(InvalidInput):
         lite.forget(**bad)
     lite.close()
+
+
+def test_a_new_journal_file_has_its_folder_synced_once(tmp_path, monkeypatch):
+    """The journal's name must survive a power cut too: the folder is synced
+    when an append creates the file (the first line after a compaction), not
+    on every append."""
+    synced: list = []
+    monkeypatch.setattr(journal, "fsync_dir", lambda folder: synced.append(folder))
+    j = Journal(tmp_path / "sub" / "s.json.journal")
+    j.append(journal.Batch(1, [{"op": "x"}]))
+    j.append(journal.Batch(2, [{"op": "y"}]))
+    assert synced == [tmp_path / "sub"]
+    j.clear()
+    j.append(journal.Batch(3, [{"op": "z"}]))
+    assert synced == [tmp_path / "sub", tmp_path / "sub"]
+    assert [b.seq for b in Journal(tmp_path / "sub" / "s.json.journal").read()] == [3]

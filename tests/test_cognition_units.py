@@ -288,3 +288,13 @@ def test_mmr_matrix_matches_the_reference_mmr():
     got = mmr_matrix(cands, mat, 15, 0.7)
     assert [d for d, _ in got] == [d for d, _ in ref]
     assert [s for _, s in got] == pytest.approx([s for _, s in ref])
+
+
+def test_a_number_is_its_own_stem_and_stays_out_of_the_memo():
+    from naia_memory.cognition import tokenize as tk
+
+    before = tk._stem.cache_info().currsize
+    assert [tk.stem_en(w) for w in ("2023", "100003", "1990s", "paintings", "caroline's")] == \
+        ["2023", "100003", "1990s", "paint", "carolin"]
+    assert tk._stem.cache_info().currsize <= before + 3  # "1990s", "paintings", "caroline's"; no bare number
+    assert tk.stem_en("٣") == tk._stem("٣")  # a digit outside ASCII goes through the stemmer as before

@@ -37,11 +37,20 @@ _DROP_MAG = frozenset({"이제", "지금", "그냥", "좀", "막", "정말", "�
 _KO_STOPWORDS = frozenset({"것", "수", "때", "거", "요즘", "오늘", "사용자", "하", "있", "되", "없", "같", "이렇", "그렇", "어떻", "보", "주", "알"})
 
 
-@functools.lru_cache(maxsize=65536)
 def stem_en(word: str) -> str:
     """Snowball (Porter2) English stem, possessive dropped: "painting",
     "paints" and "painted" index as "paint". Measured on the LoCoMo dev half:
-    BM25 turn R@5 0.475 -> 0.534 against the plural-only stemmer."""
+    BM25 turn R@5 0.475 -> 0.534 against the plural-only stemmer. A number
+    is its own stem: it skips the stemmer (~25 us a word) and the memo,
+    where a store full of distinct numbers (dates, prices, ids) would push
+    out the words that repeat."""
+    if word.isascii() and word.isdigit():
+        return word
+    return _stem(word)
+
+
+@functools.lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
     if word.endswith("'s"):
         word = word[:-2]
     return _snowball().stemWord(word)

@@ -20,7 +20,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from .atomic_files import fsync_dir
 from .port import StoreError
+
+
+def _durable(fd: int) -> None:
+    """The line's bytes and the file's new length on disk before the commit
+    returns. ``fdatasync`` (where the OS has it) skips the timestamps, which
+    a reader does not need: the journal is read by length, not by time."""
+    (os.fdatasync if hasattr(os, "fdatasync") else os.fsync)(fd)
 
 
 @dataclass(frozen=True)
@@ -83,19 +91,24 @@ class Journal:
         line = json.dumps({"seq": batch.seq, "ops": batch.ops}, ensure_ascii=False, separators=(",", ":"))
         raw = line.encode("utf-8")
         raw = (self.codec[0](raw) if self.codec is not None else raw) + b"\n"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            fd, created = os.open(self.path, os.O_WRONLY | os.O_APPEND), False
+        except FileNotFoundError:  # the first line since the last compaction
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, created = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), True
         try:
             view = memoryview(raw)
             while view:
                 n = os.write(fd, view)
                 view = view[n:]
-            os.fsync(fd)
+            _durable(fd)
         except BaseException:
             os.ftruncate(fd, self._size)  # leave no half line for the next append to follow
             raise
         finally:
             os.close(fd)
+        if created:  # a new file's name survives a power cut once its folder is synced
+            fsync_dir(self.path.parent)
         self._size += len(raw)
         return len(raw)
 
