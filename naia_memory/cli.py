@@ -9,6 +9,7 @@ that wrote it (read from the store), so no model is named by hand.
     naia-memory edit fact_... "I live in Porto"
     naia-memory forget --id ep_...              # or --project NAME, or --everything (asks unless --yes)
     naia-memory export backup.json [--passphrase-env VAR]   /   naia-memory import backup.json
+    naia-memory rekey --new-passphrase-env VAR  # change the passphrase (or --plain: write the JSON store in the clear)
     naia-memory consolidate                     # the rules; a model you host: --llm-url URL --llm-model NAME
     NAIA_MEMORY_TOKEN=... naia-memory serve rest [--host 127.0.0.1 --port 8765]
     naia-memory serve mcp [--project default]   # an MCP server on stdin/stdout
@@ -67,8 +68,8 @@ def _open(args: argparse.Namespace):
     from .stores.json_store import LocalStore, default_path
 
     path = Path(args.store).expanduser() if args.store else default_path()
-    if args.command in _READS and not path.exists():  # a typo must not leave an empty store (and folders) behind
-        raise ValueError(f"no store at {path} (a command that only reads makes none; `import` or a write starts one)")
+    if args.command in (*_READS, "rekey") and not path.exists():  # a typo must not leave an empty store (and folders) behind
+        raise ValueError(f"no store at {path} (`{args.command}` makes none; `import` or a write starts one)")
     secret = _passphrase(args)
     models = _models(args)  # a bad model setting is refused before the store is opened
     if path.suffix in (".sqlite", ".db"):
@@ -164,6 +165,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("import", help="restore a backup as the store (refuses to overwrite unless --force)")
     p.add_argument("src")
     p.add_argument("--force", action="store_true")
+    p = sub.add_parser("rekey", help="encrypt the store under a new passphrase (the current one from --passphrase-env)")
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--new-passphrase-env", metavar="VAR", help="the environment variable holding the new passphrase")
+    g.add_argument("--plain", action="store_true", help="write the (JSON) store in the clear from now on")
     sub.add_parser("consolidate", help="turn waiting turns into facts now")
     p = sub.add_parser("serve", help="serve the store to agents: a REST server, or an MCP server on stdin/stdout")
     p.add_argument("protocol", choices=["rest", "mcp"])
@@ -262,6 +267,15 @@ def _run(m, args: argparse.Namespace) -> int:
             if secret is None:
                 raise ValueError(f"--backup-passphrase-env {args.backup_passphrase_env}: that environment variable is empty or unset")
         print(m.backup(path=args.dest, passphrase=secret))
+    elif args.command == "rekey":
+        secret = None
+        if not args.plain:
+            secret = os.environ.get(args.new_passphrase_env) or None
+            if secret is None:
+                raise ValueError(f"--new-passphrase-env {args.new_passphrase_env}: that environment variable is empty or unset")
+        m.rekey(passphrase=secret)
+        print(f"{m.store.path}: " + ("written in the clear" if secret is None else "encrypted under the new passphrase")
+              + "; backups made before keep the passphrase they were made with")
     elif args.command == "serve":
         return _serve(m, args)
     elif args.command == "consolidate":

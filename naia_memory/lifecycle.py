@@ -100,6 +100,21 @@ class LifecycleControls:
                 self.store.commit()
             return str(dest)
 
+    def rekey(self, *, passphrase: str | None) -> None:
+        """Change the passphrase the store is encrypted under (the JSON store
+        can also be encrypted in place, or with ``None`` written in the
+        clear; a SQLite store only changes its passphrase). Whole under the
+        old key or the new one if it fails part-way; the store's backups keep
+        the passphrase they were made with."""
+        with self._lock:
+            self._check_open()
+            rekey = getattr(self.store, "rekey", None)
+            if rekey is None:
+                raise NotImplementedError(f"{type(self.store).__name__} is not encrypted by this library; "
+                                          "the JSON and SQLite stores are")
+            self.store.commit()
+            rekey(passphrase)
+
     @classmethod
     def open_reindexing(cls, path_or_store: str | Path | StoragePort, *, embedder: Embedder, **kwargs: Any) -> "MemorySystem":
         """Open a store written with another embedder and re-embed everything.

@@ -87,12 +87,7 @@ class LocalStore(SnapshotLoading, CachedReads):
                     self._load(snapshot, passphrase)
                 elif passphrase is not None:
                     self._sealer = Sealer.new(passphrase)
-                codec = None
-                if self._sealer is not None:
-                    sealer = self._sealer
-                    codec = (lambda b: sealer.seal(b, b"journal"),
-                             lambda b: sealer.open(b, b"journal", f"{self.path}.journal"))
-                self._journal = Journal(f"{self.path}.journal", codec)
+                self._journal = self._journal_for(self._sealer)
                 if not snapshot.exists() and self._journal.size:
                     raise StoreError(f"{self._journal.path} has changes but {snapshot} is missing; "
                                      "restore the JSON file from a backup (the journal alone holds only recent changes)")
@@ -104,6 +99,40 @@ class LocalStore(SnapshotLoading, CachedReads):
             except BaseException:
                 self._lock.release()
                 raise
+
+    def _journal_for(self, sealer: Sealer | None) -> Journal:
+        """The journal beside the snapshot, its lines sealed under ``sealer``'s key."""
+        codec = None
+        if sealer is not None:
+            codec = (lambda b: sealer.seal(b, b"journal"),
+                     lambda b: sealer.open(b, b"journal", f"{self.path}.journal"))
+        return Journal(f"{self.path}.journal", codec)
+
+    def rekey(self, passphrase: str | None) -> None:
+        """Seal the store under another passphrase (a new salt and key), or
+        under one for the first time; ``None`` writes it in the clear. The
+        journal is first folded into the snapshot under the key it was
+        written with; then the snapshot is written once more under the new
+        key, in one atomic rename: a crash leaves the store whole under the
+        old key or the new one, never a mix. The file's old blocks are not
+        overwritten (see "Forgetting erases"), and backups keep the
+        passphrase they were made with."""
+        self._check_open()
+        if self.path is None or self._journal is None:
+            raise ValueError("this store lives in memory only; there is no file to encrypt")
+        if passphrase is None and self._sealer is None:
+            return  # already in the clear
+        new = Sealer.new(passphrase) if passphrase is not None else None  # an empty passphrase is refused here
+        self._rewrite = True
+        self.compact()  # the journal's lines were sealed under the old key: folded in and gone first
+        old = self._sealer
+        self._sealer, self._journal = new, self._journal_for(new)
+        try:
+            self._rewrite = True
+            self.compact()
+        except BaseException:  # the rename did not happen: the file is still under the old key
+            self._sealer, self._journal = old, self._journal_for(old)
+            raise
 
     @property
     def journal_path(self) -> str | None:

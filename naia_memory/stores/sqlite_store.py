@@ -34,7 +34,7 @@ from ..records import MemoryRecord
 from .cache import RecordCache, check_embedder
 from .lock import StoreInUseError
 from .cached_reads import CachedReads
-from .crypto import Sealer
+from .crypto import Sealer, WrongPassphrase
 from .port import IdTakenError, RecordFilter, StoreError, kind_tag, scrub_entry
 from .sqlite_file import (VECTOR_INDEXES, Fields, create_private, fts_text, meta_get, migrate, open_connection,
                           vec_top_k)
@@ -109,6 +109,54 @@ class SqliteStore(CachedReads):
                 raise
             self._sealer = sealer
 
+    def rekey(self, passphrase: str | None) -> None:
+        """Seal an encrypted store under another passphrase (a new salt and
+        key): every sealed field (records, vectors, log entries, the graph)
+        opened under the old key and sealed under the new one, with the new
+        header, in one write transaction, so the file is whole under one key
+        or the other; then the WAL is checkpointed, so no page under the old
+        key is left beside it. Another process that has the store open under
+        the old key is refused its next read or write (``WrongPassphrase``)
+        and writes nothing. A plain SQLite file is not encrypted in place
+        (its FTS5 index holds the words; export it through the JSON store)."""
+        if self._sealer is None or passphrase is None:
+            raise NotImplementedError(
+                f"{self.path}: a SQLite store can change the passphrase it was created with, not gain or drop "
+                "encryption in place; copy it into a store created with (or without) a passphrase instead")
+        new = Sealer.new(passphrase)  # an empty passphrase is refused before anything is written
+        old_fields, new_fields = self._fields, Fields(new, self.path)
+        self.commit()
+        self._begin()  # the write lock: no other process adds a row under the old key meanwhile
+        try:
+            self._check_header()  # and none re-keyed it first
+            rows = list(self.db.execute("SELECT rowid, record, embedding FROM memories"))
+            self.db.executemany("UPDATE memories SET record = ?, embedding = ? WHERE rowid = ?", [
+                (new_fields.seal_text(old_fields.open_text(rec, b"record"), b"record"),
+                 new.seal(self._sealer.open(blob, b"vector", self.path), b"vector"), rowid)
+                for rowid, rec, blob in rows])
+            entries = list(self.db.execute("SELECT seq, entry FROM log"))
+            self.db.executemany("UPDATE log SET entry = ? WHERE seq = ?", [
+                (new_fields.seal_text(old_fields.open_text(e, b"log"), b"log"), seq) for seq, e in entries])
+            graph = self._meta_get("graph_sealed")
+            if graph is not None:
+                self._meta_set("graph_sealed", new_fields.seal_text(old_fields.open_text(graph, b"graph"), b"graph"))
+            self._meta_set("encryption", new.header.decode("utf-8"))
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            self._in_txn = False
+            raise
+        self._in_txn = False
+        self._sealer, self._fields = new, new_fields  # ids made from here on are hashed under the new key
+        self.erase_freed()
+
+    def _check_header(self) -> None:
+        """An encrypted store re-keyed by another opener since this one read its
+        header: refused, not read as damage (or written under the old key)."""
+        if self._sealer is not None and self._meta_get("encryption") != self._sealer.header.decode("utf-8"):
+            raise WrongPassphrase(f"{self.path} was re-keyed by another opener since this one opened it; nothing "
+                                  "was written: reopen it with the new passphrase")
+
     def _fts_put(self, rowid: int, tokens: Sequence[str]) -> None:
         if self._sealer is None:  # an encrypted store writes no terms: they are the words
             self.db.execute("INSERT INTO memories_fts(rowid, tokens) VALUES (?, ?)", (rowid, fts_text(tokens)))
@@ -174,6 +222,12 @@ class SqliteStore(CachedReads):
                 self.db.execute("ROLLBACK")
                 raise StoreError(f"{self.path} was encrypted by another opener since this one opened it; nothing was "
                                  "written in the clear: reopen it with the passphrase")
+            if self._sealer is not None and self._data_version() != self._seen_version:
+                try:
+                    self._check_header()
+                except WrongPassphrase:
+                    self.db.execute("ROLLBACK")
+                    raise
             self._in_txn = True
 
     def end_write(self) -> None:
@@ -390,6 +444,7 @@ class SqliteStore(CachedReads):
             self._reload()
 
     def _reload(self) -> None:
+        self._check_header()  # before anything is dropped: refused again on every later call, never half read
         self._cache = RecordCache(hnsw_from=self._cache.hnsw_from)
         self._rowid.clear()
         self._by_rowid.clear()
