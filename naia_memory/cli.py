@@ -275,7 +275,7 @@ def _run(m, args: argparse.Namespace) -> int:
                 raise ValueError(f"--new-passphrase-env {args.new_passphrase_env}: that environment variable is empty or unset")
         m.rekey(passphrase=secret)
         print(f"{m.store.path}: " + ("written in the clear" if secret is None else "encrypted under the new passphrase")
-              + "; backups made before keep the passphrase they were made with")
+              + "; backups made before keep their passphrase until a forget refreshes them")
     elif args.command == "serve":
         return _serve(m, args)
     elif args.command == "consolidate":

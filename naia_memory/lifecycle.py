@@ -104,8 +104,9 @@ class LifecycleControls:
         """Change the passphrase the store is encrypted under (the JSON store
         can also be encrypted in place, or with ``None`` written in the
         clear; a SQLite store only changes its passphrase). Whole under the
-        old key or the new one if it fails part-way; the store's backups keep
-        the passphrase they were made with."""
+        old key or the new one if it fails part-way. Backups are not touched
+        (a later forget refreshes the plain copies of the store, under the
+        new passphrase then)."""
         with self._lock:
             self._check_open()
             rekey = getattr(self.store, "rekey", None)

@@ -150,11 +150,11 @@ def test_a_sqlite_rekey_that_fails_part_way_rolls_back(tmp_path, tokenizer, t0, 
     before = _state(m.store)
     real, calls = sqlite_file.Fields.seal_text, []
 
-    def fails_on_the_third(self, text, purpose):
+    def fails_on_the_third(self, text, purpose, row=None):
         calls.append(purpose)
         if len(calls) == 3:
             raise RuntimeError("the machine ran out of something")
-        return real(self, text, purpose)
+        return real(self, text, purpose, row)
 
     monkeypatch.setattr(sqlite_file.Fields, "seal_text", fails_on_the_third)
     with pytest.raises(RuntimeError):
@@ -227,3 +227,22 @@ def test_the_command_changes_the_passphrase(tmp_path, tokenizer, t0, monkeypatch
     assert not (tmp_path / "missing.json").exists()
     assert cli([*store, "--passphrase-env", "NEW_PASS", "rekey", "--plain"]) == 0
     assert _leaks(tmp_path) and os.stat(path).st_mode & 0o077 == 0
+
+
+def test_backups_stay_as_made_until_a_forget_refreshes_the_copies_of_the_store(tmp_path, tokenizer, t0):
+    path = tmp_path / "m.json"
+    m = _m(LocalStore(path, passphrase=OLD), tokenizer)
+    _fill(m, t0)
+    copy = m.backup(path=str(tmp_path / "copy.json"))  # a copy of the store, under its key
+    own = m.backup(path=str(tmp_path / "own.json"), passphrase="the backup's own one")
+    m.rekey(passphrase=NEW)
+    LocalStore(copy, passphrase=OLD).close()  # untouched by the rekey
+    victim = next(r for r in m.store.records(None) if WORDS[0] in r.content)
+    m.forget(memory_id=victim.id)
+    m.close()
+    refreshed = LocalStore(copy, passphrase=NEW)  # copied again, under the store's new key
+    assert all(WORDS[0] not in r.content for r in refreshed.records(None))
+    refreshed.close()
+    kept = LocalStore(own, passphrase="the backup's own one")  # its own passphrase: left (and named stale)
+    assert any(WORDS[0] in r.content for r in kept.records(None))
+    kept.close()

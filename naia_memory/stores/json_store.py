@@ -115,8 +115,8 @@ class LocalStore(SnapshotLoading, CachedReads):
         written with; then the snapshot is written once more under the new
         key, in one atomic rename: a crash leaves the store whole under the
         old key or the new one, never a mix. The file's old blocks are not
-        overwritten (see "Forgetting erases"), and backups keep the
-        passphrase they were made with."""
+        overwritten (see "Forgetting erases"); backups stay as they were
+        made until a forget refreshes the plain copies of the store."""
         self._check_open()
         if self.path is None or self._journal is None:
             raise ValueError("this store lives in memory only; there is no file to encrypt")

@@ -15,7 +15,10 @@ from ..records import MemoryRecord
 from .crypto import Sealer
 from .port import RecordFilter, StoreError
 
-SQLITE_SCHEMA_VERSION = 1
+SQLITE_SCHEMA_VERSION = 2
+# how an encrypted store's fields are sealed (meta "sealing"): 2 binds each to its row (a record and its vector
+# to the memory's id, a log entry to its number), so a sealed part moved to another row fails authentication
+SEALING = 2
 VECTOR_INDEXES = ("matrix", "sqlite-vec")
 
 
@@ -40,7 +43,13 @@ def _v1(db, dim: int | None) -> None:
     """)
 
 
-MIGRATIONS: dict[int, Callable] = {1: _v1}
+def _v2(db, dim: int | None) -> None:
+    """Nothing in the schema: an encrypted store's fields are re-sealed bound
+    to their rows when it is next opened with its key (``SqliteStore``), and
+    the number tells a library from before that this file is not its own."""
+
+
+MIGRATIONS: dict[int, Callable] = {1: _v1, 2: _v2}
 
 
 def _term(token: str) -> str:
@@ -115,25 +124,35 @@ def migrate(db, path: str) -> None:
 
 class Fields:
     """How a record's JSON, its vector, a log entry or the graph is written:
-    as is, or sealed with AES-256-GCM under the store's key, each with its own
-    purpose (a sealed vector cannot pass for a sealed record)."""
+    as is, or sealed with AES-256-GCM under the store's key, each with its
+    purpose and (``bound``, sealing 2) its row in the associated data: a
+    sealed vector cannot pass for a sealed record, nor one memory's vector
+    (or log entry) for another's. ``bound=False`` reads what sealing 1 wrote."""
 
-    def __init__(self, sealer: Sealer | None, path: str) -> None:
+    def __init__(self, sealer: Sealer | None, path: str, bound: bool = True) -> None:
         self.sealer = sealer
         self.path = path
+        self.bound = bound
 
-    def seal_text(self, text: str, purpose: bytes) -> str:
-        return text if self.sealer is None else self.sealer.seal(text.encode("utf-8"), purpose).decode("ascii")
+    def _ad(self, purpose: bytes, row: str | int | None) -> bytes:
+        return purpose + b"|" + str(row).encode("utf-8") if self.bound and row is not None else purpose
 
-    def open_text(self, text: str, purpose: bytes) -> str:
-        return text if self.sealer is None else self.sealer.open(text.encode("ascii"), purpose, self.path).decode("utf-8")
+    def seal_text(self, text: str, purpose: bytes, row: str | int | None = None) -> str:
+        if self.sealer is None:
+            return text
+        return self.sealer.seal(text.encode("utf-8"), self._ad(purpose, row)).decode("ascii")
 
-    def seal_vec(self, vec: np.ndarray) -> bytes:
+    def open_text(self, text: str, purpose: bytes, row: str | int | None = None) -> str:
+        if self.sealer is None:
+            return text
+        return self.sealer.open(text.encode("ascii"), self._ad(purpose, row), self.path).decode("utf-8")
+
+    def seal_vec(self, vec: np.ndarray, row: str) -> bytes:
         raw = np.asarray(vec, dtype="<f4").tobytes()
-        return raw if self.sealer is None else self.sealer.seal(raw, b"vector")
+        return raw if self.sealer is None else self.sealer.seal(raw, self._ad(b"vector", row))
 
-    def open_vec(self, blob: bytes) -> np.ndarray:
-        raw = blob if self.sealer is None else self.sealer.open(blob, b"vector", self.path)
+    def open_vec(self, blob: bytes, row: str) -> np.ndarray:
+        raw = blob if self.sealer is None else self.sealer.open(blob, self._ad(b"vector", row), self.path)
         return np.frombuffer(raw, dtype="<f4")
 
 

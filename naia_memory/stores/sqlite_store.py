@@ -34,9 +34,9 @@ from ..records import MemoryRecord
 from .cache import RecordCache, check_embedder
 from .lock import StoreInUseError
 from .cached_reads import CachedReads
-from .crypto import Sealer, WrongPassphrase
+from .crypto import Damaged, Sealer, WrongPassphrase
 from .port import IdTakenError, RecordFilter, StoreError, kind_tag, scrub_entry
-from .sqlite_file import (VECTOR_INDEXES, Fields, create_private, fts_text, meta_get, migrate, open_connection,
+from .sqlite_file import (SEALING, VECTOR_INDEXES, Fields, create_private, fts_text, meta_get, migrate, open_connection,
                           vec_top_k)
 
 
@@ -71,9 +71,10 @@ class SqliteStore(CachedReads):
         # Python (and rebuilt a rowid map), O(store) per query, and encode queries it
         # for surprise. FTS5 stays as the on-disk index other tools can read.
         self._bm25 = BM25Index()
-        migrate(self.db, self.path)
         self._sealer: Sealer | None = None
         try:
+            self._check_key(passphrase)  # a wrong or missing passphrase is refused before anything is written
+            migrate(self.db, self.path)
             self._open_sealer(passphrase)
         except BaseException:
             self.db.close()  # refused: the connection is not left open behind the error
@@ -83,12 +84,17 @@ class SqliteStore(CachedReads):
         self._load()
 
     # ---- encryption -------------------------------------------------------------
-    def _open_sealer(self, passphrase: str | None) -> None:
+    def _check_key(self, passphrase: str | None) -> None:
         header = self._meta_get("encryption")
         if header is not None:
             if passphrase is None:
                 raise StoreError(f"{self.path} is encrypted; open it with passphrase=")
             self._sealer = Sealer.from_header(header.encode("utf-8"), passphrase, self.path)
+
+    def _open_sealer(self, passphrase: str | None) -> None:
+        if self._sealer is not None:
+            if self._meta_get("sealing") != SEALING:
+                self._bind_rows()
         elif passphrase is not None:
             # anything written in the clear (a store emptied by forget keeps its log and edges) makes it a plain
             # store: sealing it from here on left plaintext rows nothing could read back, and forget then failed.
@@ -103,6 +109,7 @@ class SqliteStore(CachedReads):
                                      "open it without a passphrase (or again, with it)")
                 self.db.execute("INSERT INTO meta(key, value) VALUES ('encryption', ?)",
                                 (json.dumps(sealer.header.decode("utf-8")),))
+                self.db.execute("INSERT INTO meta(key, value) VALUES ('sealing', ?)", (json.dumps(SEALING),))
                 self.db.execute("COMMIT")
             except BaseException:
                 self.db.execute("ROLLBACK")
@@ -129,14 +136,7 @@ class SqliteStore(CachedReads):
         self._begin()  # the write lock: no other process adds a row under the old key meanwhile
         try:
             self._check_header()  # and none re-keyed it first
-            rows = list(self.db.execute("SELECT rowid, record, embedding FROM memories"))
-            self.db.executemany("UPDATE memories SET record = ?, embedding = ? WHERE rowid = ?", [
-                (new_fields.seal_text(old_fields.open_text(rec, b"record"), b"record"),
-                 new.seal(self._sealer.open(blob, b"vector", self.path), b"vector"), rowid)
-                for rowid, rec, blob in rows])
-            entries = list(self.db.execute("SELECT seq, entry FROM log"))
-            self.db.executemany("UPDATE log SET entry = ? WHERE seq = ?", [
-                (new_fields.seal_text(old_fields.open_text(e, b"log"), b"log"), seq) for seq, e in entries])
+            self._reseal(old_fields, new_fields)
             graph = self._meta_get("graph_sealed")
             if graph is not None:
                 self._meta_set("graph_sealed", new_fields.seal_text(old_fields.open_text(graph, b"graph"), b"graph"))
@@ -149,6 +149,32 @@ class SqliteStore(CachedReads):
         self._in_txn = False
         self._sealer, self._fields = new, new_fields  # ids made from here on are hashed under the new key
         self.erase_freed()
+
+    def _reseal(self, old: Fields, new: Fields) -> None:
+        """Every record, vector and log entry opened as ``old`` wrote it and
+        sealed as ``new`` writes it (inside the caller's write transaction)."""
+        rows = list(self.db.execute("SELECT rowid, id, record, embedding FROM memories"))
+        self.db.executemany("UPDATE memories SET record = ?, embedding = ? WHERE rowid = ?", [
+            (new.seal_text(old.open_text(rec, b"record", rid), b"record", rid),
+             new.seal_vec(old.open_vec(blob, rid), rid), rowid) for rowid, rid, rec, blob in rows])
+        entries = list(self.db.execute("SELECT seq, entry FROM log"))
+        self.db.executemany("UPDATE log SET entry = ? WHERE seq = ?", [
+            (new.seal_text(old.open_text(e, b"log", seq), b"log", seq), seq) for seq, e in entries])
+
+    def _bind_rows(self) -> None:
+        """A store sealed before sealing 2 (session 35): its fields re-sealed
+        bound to their rows, once, in one write transaction, when it is first
+        opened with its key (another opener may have just done it)."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            if meta_get(self.db, "sealing") != SEALING:
+                self._reseal(Fields(self._sealer, self.path, bound=False), Fields(self._sealer, self.path))
+                self.db.execute("INSERT INTO meta(key, value) VALUES ('sealing', ?) "
+                                "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (json.dumps(SEALING),))
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
 
     def _check_header(self) -> None:
         """An encrypted store re-keyed by another opener since this one read its
@@ -181,11 +207,13 @@ class SqliteStore(CachedReads):
     def _load(self) -> None:
         emb = self._meta_get("embedder")
         dim = int(emb["dim"]) if emb else 0
-        rows = list(self.db.execute("SELECT rowid, record, embedding FROM memories ORDER BY rowid"))
+        rows = list(self.db.execute("SELECT rowid, id, record, embedding FROM memories ORDER BY rowid"))
         self._cache.reset_vectors(len(rows), dim)
-        for rowid, rec_json, blob in rows:
-            rec = MemoryRecord.from_json(json.loads(self._fields.open_text(rec_json, b"record")))
-            vec = self._fields.open_vec(blob)
+        for rowid, rid, rec_json, blob in rows:
+            rec = MemoryRecord.from_json(json.loads(self._fields.open_text(rec_json, b"record", rid)))
+            if rec.id != rid:
+                raise Damaged(f"{self.path}: the row of {rid} holds the record of {rec.id}; not loaded")
+            vec = self._fields.open_vec(blob, rid)
             if vec.shape != (dim,):
                 raise StoreError(f"{self.path}: record {rec.id} has a {vec.shape[0]}-d vector, store is {dim}-d")
             self._cache.add(rec, vec)
@@ -308,7 +336,7 @@ class SqliteStore(CachedReads):
     def _row_values(self, r: MemoryRecord) -> tuple:
         return (r.id, r.kind.value, r.project, r.status, r.created_at.isoformat(),
                 r.valid_from.isoformat() if r.valid_from else None, r.valid_to.isoformat() if r.valid_to else None,
-                len(r.tokens), self._fields.seal_text(json.dumps(r.to_json(), ensure_ascii=False), b"record"))
+                len(r.tokens), self._fields.seal_text(json.dumps(r.to_json(), ensure_ascii=False), b"record", r.id))
 
     def put(self, record: MemoryRecord, embedding: np.ndarray) -> None:
         import apsw
@@ -319,7 +347,7 @@ class SqliteStore(CachedReads):
         self._cache.add(record, vec)
         try:
             self.db.execute("INSERT INTO memories(id, kind, project, status, created_at, valid_from, valid_to, ntokens, record, embedding) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*self._row_values(record), self._fields.seal_vec(vec)))
+                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*self._row_values(record), self._fields.seal_vec(vec, record.id)))
         except BaseException as e:  # not stored: not held as stored either (a text the file cannot encode, a taken id)
             self._cache.remove(record.id)
             if opened:  # nothing else is in this transaction: end it, so no write lock is left held
@@ -354,7 +382,7 @@ class SqliteStore(CachedReads):
         vec = np.asarray(embedding, dtype="<f4").reshape(-1)
         self._begin()
         self._cache.set_vector(record_id, vec)
-        self.db.execute("UPDATE memories SET embedding = ? WHERE id = ?", (self._fields.seal_vec(vec), record_id))
+        self.db.execute("UPDATE memories SET embedding = ? WHERE id = ?", (self._fields.seal_vec(vec, record_id), record_id))
         if self.vector_index == "sqlite-vec":
             rowid = self._rowid[record_id]
             self.db.execute("DELETE FROM memories_vec WHERE rowid = ?", (rowid,))
@@ -408,20 +436,22 @@ class SqliteStore(CachedReads):
 
     # ---- audit log ---------------------------------------------------------------------
     def append_log(self, entries: Iterable[dict[str, Any]]) -> None:
-        rows = [(self._fields.seal_text(json.dumps(e, ensure_ascii=False, default=str), b"log"),) for e in entries]
-        if rows:
-            self._begin()
-            self.db.executemany("INSERT INTO log(entry) VALUES (?)", rows)
+        texts = [json.dumps(e, ensure_ascii=False, default=str) for e in entries]
+        if texts:
+            self._begin()  # the write lock: the numbers taken here are this writer's (a sealed entry is bound to its own)
+            start = list(self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM log"))[0][0] + 1
+            self.db.executemany("INSERT INTO log(seq, entry) VALUES (?, ?)",
+                                [(seq, self._fields.seal_text(t, b"log", seq)) for seq, t in enumerate(texts, start)])
 
     def log(self) -> list[dict[str, Any]]:
-        return [json.loads(self._fields.open_text(e, b"log")) for (e,) in self.db.execute("SELECT entry FROM log ORDER BY seq")]
+        return [json.loads(self._fields.open_text(e, b"log", seq)) for seq, e in self.db.execute("SELECT seq, entry FROM log ORDER BY seq")]
 
     def scrub_log(self, forgotten: set[str]) -> int:
         rows = []
         for seq, e in self.db.execute("SELECT seq, entry FROM log ORDER BY seq"):
-            clean = scrub_entry(json.loads(self._fields.open_text(e, b"log")), forgotten)
+            clean = scrub_entry(json.loads(self._fields.open_text(e, b"log", seq)), forgotten)
             if clean is not None:
-                rows.append((self._fields.seal_text(json.dumps(clean, ensure_ascii=False, default=str), b"log"), seq))
+                rows.append((self._fields.seal_text(json.dumps(clean, ensure_ascii=False, default=str), b"log", seq), seq))
         if rows:
             self._begin()
             self.db.executemany("UPDATE log SET entry = ? WHERE seq = ?", rows)
