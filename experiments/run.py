@@ -11,9 +11,10 @@ import inspect
 import logging
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import fields
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import hydra
 from hydra.core.config_store import ConfigStore
@@ -73,6 +74,27 @@ def check_run_settings(resolved: dict[str, Any]) -> None:
     ds_seed = (resolved.get("dataset") or {}).get("seed")
     if ds_seed is not None and ds_seed != resolved.get("seed"):  # the record is named by seed=
         raise ConfigError(f"set seed={ds_seed} (it names the record), not dataset.seed")
+    check_dataset_keys(resolved.get("dataset") or {})
+
+
+# settings a dataset reads that its config file does not write (``+dataset.only=en-0004``)
+DATASET_EXTRAS = {"natural-updates": ("only",), "natural-statements": ("only",), "natural-lifecycle": ("only",)}
+
+
+def check_dataset_keys(ds: dict[str, Any]) -> None:
+    """A ``+dataset.KEY`` no loader reads ("+dataset.splt=test") ran the
+    default data under a new record name, as if the setting had been used;
+    refused, naming the settings of that kind of data."""
+    from .frame import _dataset_defaults
+
+    written = {k for k, _ in _dataset_defaults(str(ds.get("kind")))}
+    if not written:
+        return  # a kind no config writes: load_data says so
+    allowed = {"name", "kind", "path", *written, *DATASET_EXTRAS.get(str(ds.get("kind")), ())}
+    unknown = sorted(set(ds) - allowed)
+    if unknown:
+        raise ConfigError(f"dataset.{unknown[0]}: not a setting of {ds.get('kind')} data "
+                          f"(its settings: {', '.join(sorted(allowed - {'name', 'kind'}))})")
 
 
 class ReadOnlyQuestions:
@@ -249,12 +271,20 @@ def _context(resolved: dict[str, Any], exp_name: str) -> dict[str, Any]:
     return {"match_embedder": emb, "threshold": cal.threshold, "calibration": cal.__dict__}
 
 
-def _bar(resolved: dict[str, Any], total: int, desc: str):
+@contextmanager
+def _bar(resolved: dict[str, Any], total: int, desc: str) -> Iterator[Any]:
+    """A progress bar on stderr (None with ``progress=false``), closed however
+    the run ends: a task that raised left its bar open over the traceback."""
     if not resolved.get("progress", True):
-        return None
+        yield None
+        return
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, unit="item", file=sys.stderr)
+    bar = tqdm(total=total, desc=desc, unit="item", file=sys.stderr)
+    try:
+        yield bar
+    finally:
+        bar.close()
 
 
 PEER_LOGGERS = ("mem0", "httpx", "httpx2", "httpcore", "openai", "letta_client", "urllib3", "faiss")  # httpx2: what mem0 2.x logs requests with
@@ -308,10 +338,8 @@ def run_single(resolved, adapter, ds, exp) -> dict[str, Any]:
     probe = factory()
     caps = provider_capabilities(probe)
     probe.close()
-    bar = _bar(resolved, len(data), f"{adapter['name']} x {ds['name']}")
-    out = run_experiment(exp["name"], factory, data, exp, ctx, bar.update if bar else None)
-    if bar:
-        bar.close()
+    with _bar(resolved, len(data), f"{adapter['name']} x {ds['name']}") as bar:
+        out = run_experiment(exp["name"], factory, data, exp, ctx, bar.update if bar else None)
     record = {"metrics": out["metrics"], "capabilities": caps, "timings": out["timings"], "per_query": out["queries"]}
     if "calibration" in ctx:
         record["calibration"] = ctx["calibration"]
@@ -348,20 +376,18 @@ def run_ablation(resolved, adapter, ds, exp) -> dict[str, Any]:
     runs: dict[str, dict[str, Any]] = {}
     variants = [("default", {})] + [(f"{s}={'off' if engine[s] else 'on'}", {s: not engine[s]}) for s in switches]
     shared = shared_embedder(adapter)
-    bar = _bar(resolved, len(variants) * len(data), f"ablation {adapter['name']} x {ds['name']}")
-    for label, flip in variants:
-        try:
-            factory = provider_factory(adapter, flip, embedder=shared, read_only=asks_read_only(resolved, base_name))
-            factory().close()
-        except ValueError as e:  # e.g. turning off the only candidate generator
-            runs[label] = {"error": str(e)}
-            if bar:
-                bar.update(len(data))
-            continue
-        out = run_experiment(base_name, factory, data, base_exp, ctx, bar.update if bar else None)
-        runs[label] = {"metrics": out["metrics"], "units": unit_scores(base_name, out["queries"], base_exp, ctx)}
-    if bar:
-        bar.close()
+    with _bar(resolved, len(variants) * len(data), f"ablation {adapter['name']} x {ds['name']}") as bar:
+        for label, flip in variants:
+            try:
+                factory = provider_factory(adapter, flip, embedder=shared, read_only=asks_read_only(resolved, base_name))
+                factory().close()
+            except ValueError as e:  # e.g. turning off the only candidate generator
+                runs[label] = {"error": str(e)}
+                if bar:
+                    bar.update(len(data))
+                continue
+            out = run_experiment(base_name, factory, data, base_exp, ctx, bar.update if bar else None)
+            runs[label] = {"metrics": out["metrics"], "units": unit_scores(base_name, out["queries"], base_exp, ctx)}
     base_units = runs["default"]["units"]
     metrics: dict[str, Any] = {"headline": headline(base_name, base_exp), "default": float(sum(v for _, v in base_units.values()) / max(1, len(base_units)))}
     for label, _ in variants[1:]:

@@ -111,6 +111,25 @@ def test_a_setting_that_would_run_another_measurement_is_refused(override, messa
     check_run_settings({"on_existing": "skip", "read_only": False, "seed": 3, "dataset": {"seed": 3}})  # fine as given
 
 
+def test_a_dataset_setting_no_loader_reads_is_refused():
+    """``+dataset.splt=test`` ran the dev part under a new record name, as if
+    the setting had been used (session 35)."""
+    from omegaconf import OmegaConf
+
+    from experiments.run import ConfigError, check_dataset_keys, check_run_settings
+
+    conf = Path(__file__).parents[1] / "conf" / "dataset"
+    for f in sorted(conf.glob("*.yaml")):  # every config as written passes
+        check_dataset_keys(OmegaConf.to_container(OmegaConf.load(f), resolve=False))
+    updates = OmegaConf.to_container(OmegaConf.load(conf / "natural-updates.yaml"), resolve=False)
+    check_dataset_keys({**updates, "only": ["en-0004"]})  # read by the loader, not written in the file
+    with pytest.raises(ConfigError, match=r"dataset\.splt: not a setting of natural-updates data .*split"):
+        check_run_settings({"on_existing": "overwrite", "read_only": True, "seed": 0, "dataset": {**updates, "splt": "test"}})
+    locomo = OmegaConf.to_container(OmegaConf.load(conf / "locomo-dev.yaml"), resolve=False)
+    with pytest.raises(ConfigError, match="dataset.pad"):
+        check_dataset_keys({**locomo, "pad": 10})  # a setting of another kind of data
+
+
 def test_a_split_or_switch_that_does_not_exist_is_refused_and_an_empty_dataset_too():
     from experiments.run import ConfigError, load_data, load_nonempty, run_ablation
 
@@ -148,3 +167,30 @@ def test_data_of_another_kind_or_a_bad_session_count_is_refused_before_running()
     for bad in (0, -2, "3", True):
         with pytest.raises(ConfigError, match="max_sessions"):
             load_data({"kind": "locomo", "name": "l", "path": "README.md", "max_sessions": bad})
+
+
+def test_a_task_that_fails_closes_its_progress_bar(monkeypatch):
+    """The bar stayed open over the traceback (session 35): closed however the run ends."""
+    import experiments.tasks as tasks
+    from experiments.run import run_single
+
+    opened = []
+
+    def fails(name, factory, data, exp, ctx, tick):
+        tick(1)
+        raise RuntimeError("the task failed")
+
+    import tqdm as tqdm_module
+
+    class Recording(tqdm_module.tqdm):
+        def __init__(self, *a, **k):
+            super().__init__(*a, **k)
+            opened.append(self)
+
+    monkeypatch.setattr(tqdm_module, "tqdm", Recording)
+    monkeypatch.setattr(tasks, "run_experiment", fails)
+    adapter = {"provider": "none", "name": "none"}
+    ds = {"name": "lifecycle-scripts", "kind": "lifecycle-scripts"}
+    with pytest.raises(RuntimeError, match="the task failed"):
+        run_single({"progress": True, "read_only": True}, adapter, ds, {"name": "lifecycle"})
+    assert len(opened) == 1 and opened[0].n == 1 and opened[0].disable  # closed

@@ -31,9 +31,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import nullcontext
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, ContextManager, Sequence
 
 import numpy as np
 
@@ -346,7 +347,7 @@ def _run_worker(args: list[str], timeout: float, label: dict[str, Any]) -> dict[
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def run_latency(resolved: dict[str, Any], progress_bar: Callable[[int, str], Any] | None = None) -> dict[str, Any]:
+def run_latency(resolved: dict[str, Any], progress_bar: Callable[[int, str], ContextManager[Any]] | None = None) -> dict[str, Any]:
     exp = resolved["experiment"]
     providers = exp.get("providers") or [resolved["adapter"]["provider"]]
     sizes = [int(s) for s in exp["sizes"]]
@@ -378,18 +379,16 @@ def run_latency(resolved: dict[str, Any], progress_bar: Callable[[int, str], Any
                          {"provider": "naia-local", "mode": mode, "n": n}))
     if real:
         jobs.append((["--real", real, "--n", str(int(exp.get("real_n", 1000)))], {"provider": "naia-local", "mode": f"real:{real}"}))
-    bar = progress_bar(len(jobs) + len(sizes), "latency") if progress_bar else None
-    for args, label in jobs:
-        rows.append(_run_worker(args, timeout, label))
-        if bar:
-            bar.update(1)
-    dim = int(exp["fill_embedder"].get("dim", 384))
-    for n in sizes:
-        rows.append(floor(n, dim, int(exp["n_queries"])))
-        if bar:
-            bar.update(1)
-    if bar:
-        bar.close()
+    with progress_bar(len(jobs) + len(sizes), "latency") if progress_bar else nullcontext() as bar:
+        for args, label in jobs:
+            rows.append(_run_worker(args, timeout, label))
+            if bar:
+                bar.update(1)
+        dim = int(exp["fill_embedder"].get("dim", 384))
+        for n in sizes:
+            rows.append(floor(n, dim, int(exp["n_queries"])))
+            if bar:
+                bar.update(1)
     qe = query_embedding_cost(exp["query_embedder"], exp["n_queries"]) if exp.get("query_embedder") else None
     return {"metrics": {"rows": rows, "query_embedding": qe, "fill_embedder": exp["fill_embedder"]}, "timings": {}}
 

@@ -26,7 +26,8 @@ from ..cognition.tokenize import has_hangul
 
 _EN_NOW = re.compile(r"\b(now|right now|currently|current|these days|nowadays|still|anymore|any more|at the moment|lately|today)\b", re.I)
 _EN_PAST = re.compile(r"\b(did|was|were|had|used to|ago|last (week|month|year|time)|yesterday|before|back (then|when)|first|originally|previous|previously|earlier|in \d{4})\b", re.I)
-_EN_PRESENT = re.compile(r"\b(am|is|are|do|does|have|has)\b|'s\b|'m\b|'re\b", re.I)
+# present-tense auxiliaries (relative_time reads them too: a weekday said in the present is the coming one)
+EN_PRESENT = re.compile(r"\b(am|is|are|do|does|have|has)\b|'s\b|'m\b|'re\b", re.I)
 _EN_USER = re.compile(r"\b(i|i'm|me|my|mine|myself)\b", re.I)
 
 _KO_PAST = re.compile(r"(예전|옛날|전에|작년|지난|처음|원래|그때|년\s*전|달\s*전|어제)")
@@ -49,7 +50,7 @@ def asks_about_now(query: str, morphs: Sequence[tuple[str, str]] = ()) -> bool:
         return False
     if not _EN_USER.search(query):
         return False
-    return bool(_EN_NOW.search(query) or _EN_PRESENT.search(query))
+    return bool(_EN_NOW.search(query) or EN_PRESENT.search(query))
 
 
 def asks_about_past(query: str, morphs: Sequence[tuple[str, str]] = ()) -> bool:

@@ -21,7 +21,7 @@ import re
 from datetime import datetime, timedelta, timezone
 
 from ..cognition.tokenize import has_hangul
-from .present import _EN_PRESENT
+from .present import EN_PRESENT
 
 Window = tuple[datetime, datetime]
 
@@ -262,7 +262,7 @@ def said_as_present(text: str) -> bool:
     Monday", "금요일에 뭐 해?"): a weekday said so is the coming one."""
     if told_in_past(text):
         return False
-    return has_hangul(text) or _EN_PRESENT.search(text) is not None
+    return has_hangul(text) or EN_PRESENT.search(text) is not None
 
 
 def relative_windows(text: str, said_at: datetime) -> list[Window]:
