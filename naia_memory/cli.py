@@ -63,21 +63,26 @@ def _passphrase(args: argparse.Namespace) -> str | None:
 _READS = ("list", "show", "search", "stats", "export")
 
 
-def _open(args: argparse.Namespace):
-    from .engine import MemorySystem
+def _open_store(args: argparse.Namespace):
+    """The store file itself (no engine, no embedder), by its suffix."""
     from .stores.json_store import LocalStore, default_path
 
     path = Path(args.store).expanduser() if args.store else default_path()
     if args.command in (*_READS, "rekey") and not path.exists():  # a typo must not leave an empty store (and folders) behind
         raise ValueError(f"no store at {path} (`{args.command}` makes none; `import` or a write starts one)")
     secret = _passphrase(args)
-    models = _models(args)  # a bad model setting is refused before the store is opened
     if path.suffix in (".sqlite", ".db"):
         from .stores.sqlite_store import SqliteStore
 
-        store = SqliteStore(path, passphrase=secret)
-    else:
-        store = LocalStore(path, passphrase=secret)
+        return SqliteStore(path, passphrase=secret)
+    return LocalStore(path, passphrase=secret)
+
+
+def _open(args: argparse.Namespace):
+    from .engine import MemorySystem
+
+    models = _models(args)  # a bad model setting is refused before the store is opened
+    store = _open_store(args)
     try:
         embedder = _embedder_for(store.meta().get("embedder"))
     except BaseException:
@@ -208,6 +213,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "import":
             _models(args)  # a bad model setting is refused before the backup replaces anything
             return _import(args)
+        if args.command == "rekey":
+            return _rekey(args)
         m = _open(args)
         try:
             return _run(m, args)
@@ -267,15 +274,6 @@ def _run(m, args: argparse.Namespace) -> int:
             if secret is None:
                 raise ValueError(f"--backup-passphrase-env {args.backup_passphrase_env}: that environment variable is empty or unset")
         print(m.backup(path=args.dest, passphrase=secret))
-    elif args.command == "rekey":
-        secret = None
-        if not args.plain:
-            secret = os.environ.get(args.new_passphrase_env) or None
-            if secret is None:
-                raise ValueError(f"--new-passphrase-env {args.new_passphrase_env}: that environment variable is empty or unset")
-        m.rekey(passphrase=secret)
-        print(f"{m.store.path}: " + ("written in the clear" if secret is None else "encrypted under the new passphrase")
-              + "; backups made before keep their passphrase until a forget refreshes them")
     elif args.command == "serve":
         return _serve(m, args)
     elif args.command == "consolidate":
@@ -314,6 +312,24 @@ def _progress(label: str):
             bar.close()
         elif state["shown"]:
             print(file=sys.stderr)
+
+
+def _rekey(args: argparse.Namespace) -> int:
+    """The store opened by itself: a new passphrase needs no engine, and no
+    embedder (one this command cannot rebuild does not stand in the way)."""
+    secret = None
+    if not args.plain:
+        secret = os.environ.get(args.new_passphrase_env) or None
+        if secret is None:
+            raise ValueError(f"--new-passphrase-env {args.new_passphrase_env}: that environment variable is empty or unset")
+    store = _open_store(args)
+    try:
+        store.rekey(secret)
+    finally:
+        store.close()
+    print(f"{store.path}: " + ("written in the clear" if secret is None else "encrypted under the new passphrase")
+          + "; backups made before keep the passphrase they were made with")
+    return 0
 
 
 def _serve(m, args: argparse.Namespace) -> int:

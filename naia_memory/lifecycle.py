@@ -104,9 +104,9 @@ class LifecycleControls:
         """Change the passphrase the store is encrypted under (the JSON store
         can also be encrypted in place, or with ``None`` written in the
         clear; a SQLite store only changes its passphrase). Whole under the
-        old key or the new one if it fails part-way. Backups are not touched
-        (a later forget refreshes the plain copies of the store, under the
-        new passphrase then)."""
+        old key or the new one if it fails part-way. Backups are not touched,
+        and from then on count as sealed apart from the store (a forget
+        names them stale rather than copy the store over them)."""
         with self._lock:
             self._check_open()
             rekey = getattr(self.store, "rekey", None)

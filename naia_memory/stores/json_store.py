@@ -33,7 +33,7 @@ from .json_loading import SnapshotLoading
 from .atomic_files import atomic_write_chunks, atomic_write_text, private_copy  # noqa: F401 (atomic_write_text: kept importable here)
 from .lock import FileLock
 from .ann import resolve_hnsw_from
-from .crypto import Sealer
+from .crypto import MAGIC, Sealer
 from .port import SCHEMA_VERSION, StoreError, kind_tag, scrub_entry
 
 DEFAULT_PATH = Path("~/.naia/memory/naia-memory.json")
@@ -115,8 +115,11 @@ class LocalStore(SnapshotLoading, CachedReads):
         written with; then the snapshot is written once more under the new
         key, in one atomic rename: a crash leaves the store whole under the
         old key or the new one, never a mix. The file's old blocks are not
-        overwritten (see "Forgetting erases"); backups stay as they were
-        made until a forget refreshes the plain copies of the store."""
+        overwritten (see "Forgetting erases"). Backups are left as they were
+        made and from now on count as sealed apart from the store: a forget
+        names them as stale instead of copying the store over them (it would
+        have put a copy made under the old key under the new one, or in the
+        clear)."""
         self._check_open()
         if self.path is None or self._journal is None:
             raise ValueError("this store lives in memory only; there is no file to encrypt")
@@ -125,14 +128,25 @@ class LocalStore(SnapshotLoading, CachedReads):
         new = Sealer.new(passphrase) if passphrase is not None else None  # an empty passphrase is refused here
         self._rewrite = True
         self.compact()  # the journal's lines were sealed under the old key: folded in and gone first
-        old = self._sealer
+        old, old_backups = self._sealer, self._meta.get("backups")
+        if old_backups:
+            self._meta["backups"] = [{**b, "sealed_separately": True} for b in old_backups]
         self._sealer, self._journal = new, self._journal_for(new)
         try:
             self._rewrite = True
             self.compact()
-        except BaseException:  # the rename did not happen: the file is still under the old key
-            self._sealer, self._journal = old, self._journal_for(old)
-            raise
+        except BaseException:
+            if not self._file_sealed_by(new):  # the rename did not happen: the file is still under the old key
+                self._sealer, self._journal = old, self._journal_for(old)
+                if old_backups:
+                    self._meta["backups"] = old_backups
+            raise  # (after the rename, an interrupt leaves the new key in force, as on disk)
+
+    def _file_sealed_by(self, sealer: Sealer | None) -> bool:
+        """Whether the snapshot on disk is the one ``sealer`` writes: its header, or plain text."""
+        with open(self.path, "rb") as f:
+            head = f.readline().rstrip(b"\n")
+        return head == sealer.header if sealer is not None else not head.startswith(MAGIC)
 
     @property
     def journal_path(self) -> str | None:

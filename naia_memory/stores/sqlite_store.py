@@ -22,6 +22,7 @@ busy timeout), so committing costs O(change), not a rewrite of the file.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -38,6 +39,16 @@ from .crypto import Damaged, Sealer, WrongPassphrase
 from .port import IdTakenError, RecordFilter, StoreError, kind_tag, scrub_entry
 from .sqlite_file import (SEALING, VECTOR_INDEXES, Fields, create_private, fts_text, meta_get, migrate, open_connection,
                           vec_top_k)
+
+
+log = logging.getLogger("naia_memory")
+
+
+def _roll_back(db) -> None:
+    """Undo the open transaction, if SQLite has not already (a failed COMMIT on
+    a full disk rolls back by itself; a second ROLLBACK raised and hid the error)."""
+    if db.in_transaction:
+        db.execute("ROLLBACK")
 
 
 class SqliteStore(CachedReads):
@@ -85,11 +96,21 @@ class SqliteStore(CachedReads):
 
     # ---- encryption -------------------------------------------------------------
     def _check_key(self, passphrase: str | None) -> None:
+        """Before ``migrate`` writes anything: an encrypted file's key checked,
+        a passphrase given for a plain store that holds something refused
+        (``_open_sealer`` looks again under the write lock)."""
         header = self._meta_get("encryption")
         if header is not None:
             if passphrase is None:
                 raise StoreError(f"{self.path} is encrypted; open it with passphrase=")
             self._sealer = Sealer.from_header(header.encode("utf-8"), passphrase, self.path)
+        elif passphrase is not None and self._holds_anything():
+            raise StoreError(f"{self.path} is not encrypted; open it without a passphrase")
+
+    def _holds_anything(self) -> bool:
+        tables = {t for (t,) in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        return self._meta_get("embedder") is not None or any(
+            list(self.db.execute(f"SELECT 1 FROM {t} LIMIT 1")) for t in ("memories", "log", "edges") if t in tables)
 
     def _open_sealer(self, passphrase: str | None) -> None:
         if self._sealer is not None:
@@ -112,7 +133,7 @@ class SqliteStore(CachedReads):
                 self.db.execute("INSERT INTO meta(key, value) VALUES ('sealing', ?)", (json.dumps(SEALING),))
                 self.db.execute("COMMIT")
             except BaseException:
-                self.db.execute("ROLLBACK")
+                _roll_back(self.db)
                 raise
             self._sealer = sealer
 
@@ -125,7 +146,14 @@ class SqliteStore(CachedReads):
         key is left beside it. Another process that has the store open under
         the old key is refused its next read or write (``WrongPassphrase``)
         and writes nothing. A plain SQLite file is not encrypted in place
-        (its FTS5 index holds the words; export it through the JSON store)."""
+        (its FTS5 index holds the words; export it through the JSON store).
+        Backups are left as made and from now on count as sealed apart from
+        the store (a forget names them stale instead of copying the store,
+        under the new key, over a copy made under the old one)."""
+        import apsw
+
+        if self.db is None:
+            raise StoreError(f"{self.path}: this store is closed")
         if self._sealer is None or passphrase is None:
             raise NotImplementedError(
                 f"{self.path}: a SQLite store can change the passphrase it was created with, not gain or drop "
@@ -141,14 +169,23 @@ class SqliteStore(CachedReads):
             if graph is not None:
                 self._meta_set("graph_sealed", new_fields.seal_text(old_fields.open_text(graph, b"graph"), b"graph"))
             self._meta_set("encryption", new.header.decode("utf-8"))
+            backups = self.backups()
+            if backups:
+                self._meta_set("backups", [{**b, "sealed_separately": True} for b in backups])
             self.db.execute("COMMIT")
         except BaseException:
-            self.db.execute("ROLLBACK")
-            self._in_txn = False
+            _roll_back(self.db)
             raise
-        self._in_txn = False
+        finally:
+            self._in_txn = False
         self._sealer, self._fields = new, new_fields  # ids made from here on are hashed under the new key
-        self.erase_freed()
+        try:
+            busy = self.erase_freed()
+        except apsw.BusyError:
+            busy = True
+        if busy:
+            log.warning("%s: re-keyed, but another connection is reading it, so pages under the old key stay in the "
+                        "write-ahead log until the next checkpoint (when the other connections let go)", self.path)
 
     def _reseal(self, old: Fields, new: Fields) -> None:
         """Every record, vector and log entry opened as ``old`` wrote it and
@@ -173,7 +210,7 @@ class SqliteStore(CachedReads):
                                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (json.dumps(SEALING),))
             self.db.execute("COMMIT")
         except BaseException:
-            self.db.execute("ROLLBACK")
+            _roll_back(self.db)
             raise
 
     def _check_header(self) -> None:
@@ -250,7 +287,7 @@ class SqliteStore(CachedReads):
                 self.db.execute("ROLLBACK")
                 raise StoreError(f"{self.path} was encrypted by another opener since this one opened it; nothing was "
                                  "written in the clear: reopen it with the passphrase")
-            if self._sealer is not None and self._data_version() != self._seen_version:
+            if self._sealer is not None:  # one indexed read under the lock: never write under a key replaced since
                 try:
                     self._check_header()
                 except WrongPassphrase:
@@ -444,9 +481,11 @@ class SqliteStore(CachedReads):
                                 [(seq, self._fields.seal_text(t, b"log", seq)) for seq, t in enumerate(texts, start)])
 
     def log(self) -> list[dict[str, Any]]:
+        self._check_header()
         return [json.loads(self._fields.open_text(e, b"log", seq)) for seq, e in self.db.execute("SELECT seq, entry FROM log ORDER BY seq")]
 
     def scrub_log(self, forgotten: set[str]) -> int:
+        self._check_header()
         rows = []
         for seq, e in self.db.execute("SELECT seq, entry FROM log ORDER BY seq"):
             clean = scrub_entry(json.loads(self._fields.open_text(e, b"log", seq)), forgotten)
@@ -474,13 +513,14 @@ class SqliteStore(CachedReads):
             self._reload()
 
     def _reload(self) -> None:
-        self._check_header()  # before anything is dropped: refused again on every later call, never half read
+        version = self._data_version()  # before the read: a commit landing during it is caught up next call
+        self._check_header()  # before anything is dropped
         self._cache = RecordCache(hnsw_from=self._cache.hnsw_from)
         self._rowid.clear()
         self._by_rowid.clear()
         self._bm25 = BM25Index()
-        self._seen_version = self._data_version()  # before the read: a commit landing during it is caught up next call
         self._load()
+        self._seen_version = version  # only once read whole: a read that failed (a re-key landing in it) is tried again
 
     def _data_version(self) -> int:
         return int(list(self.db.execute("PRAGMA data_version"))[0][0])
@@ -491,11 +531,13 @@ class SqliteStore(CachedReads):
         commits. Inside our own write transaction nobody else can have."""
         return not self._in_txn and self._data_version() != self._seen_version
 
-    def erase_freed(self) -> None:
+    def erase_freed(self) -> bool:
         """With ``secure_delete`` a deleted row's bytes are zeroed, but FTS5
         keeps deleted terms in old index segments until they merge, and the
         WAL keeps page images until a checkpoint: merge, then checkpoint and
-        truncate the WAL."""
+        truncate the WAL. True when another connection's read kept the
+        checkpoint from finishing (its pages stay until the next one)."""
         self.commit()
         self.db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
-        list(self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)"))
+        (busy, _, _), = list(self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)"))
+        return bool(busy)
