@@ -19,6 +19,7 @@ import tempfile
 import time
 from datetime import timedelta
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -57,28 +58,34 @@ def lookup(n: int) -> None:
     switch(True)
 
 
-def encode(n: int) -> None:
+def _encode_ab(n: int, use: Callable[[bool], None], names: tuple[str, str]) -> None:
+    """naia-local filled in bulk with ``n`` of the fill's turns, then 320
+    encodes each way, ``use(False)`` / ``use(True)`` alternated in blocks of 40."""
     from naia_memory.embedders import make_embedder
     from naia_memory.providers import create_provider
 
     texts = synthetic_memories(n + 700)
     emb = warmed(make_embedder("hashing", dim=384), texts)
-    p = create_provider("naia-local", **provider_kwargs("naia-local", Path(tempfile.mkdtemp(prefix="essential-ab-")), emb, "bulk"))
+    p = create_provider("naia-local", **provider_kwargs("naia-local", Path(tempfile.mkdtemp(prefix="encode-ab-")), emb, "bulk"))
     _fill(p, texts[:n], "bulk")
     res: dict[bool, list[float]] = {True: [], False: []}
     i = n
     for rnd in range(8):
         for on in ((False, True) if rnd % 2 == 0 else (True, False)):
-            switch(on)
+            use(on)
             for _ in range(40):
                 t = time.perf_counter()
                 p.encode(content=texts[i], now=T0 + timedelta(seconds=i))
                 res[on].append((time.perf_counter() - t) * 1e3)
                 i += 1
-    switch(True)
+    use(True)
     p.close()
     for on in (False, True):
-        print(f"{'essential' if on else 'dense'}: encode p50 {np.percentile(res[on], 50):.3f} ms, p95 {np.percentile(res[on], 95):.3f} ms")
+        print(f"{names[on]}: encode p50 {np.percentile(res[on], 50):.3f} ms, p95 {np.percentile(res[on], 95):.3f} ms")
+
+
+def encode(n: int) -> None:
+    _encode_ab(n, switch, ("dense", "essential"))
 
 
 def _old_append(self, batch):  # the journal append before session 35
@@ -103,8 +110,6 @@ def _old_append(self, batch):  # the journal append before session 35
 
 def append(n: int) -> None:
     from naia_memory.cognition import tokenize
-    from naia_memory.embedders import make_embedder
-    from naia_memory.providers import create_provider
     from naia_memory.stores.journal import Journal
 
     new_append, new_stem = Journal.append, tokenize.stem_en
@@ -116,24 +121,7 @@ def append(n: int) -> None:
         Journal.append = new_append if on else _old_append
         tokenize.stem_en = new_stem if on else old_stem
 
-    texts = synthetic_memories(n + 700)
-    emb = warmed(make_embedder("hashing", dim=384), texts)
-    p = create_provider("naia-local", **provider_kwargs("naia-local", Path(tempfile.mkdtemp(prefix="append-ab-")), emb, "bulk"))
-    _fill(p, texts[:n], "bulk")
-    res: dict[bool, list[float]] = {True: [], False: []}
-    i = n
-    for rnd in range(8):
-        for on in ((False, True) if rnd % 2 == 0 else (True, False)):
-            use(on)
-            for _ in range(40):
-                t = time.perf_counter()
-                p.encode(content=texts[i], now=T0 + timedelta(seconds=i))
-                res[on].append((time.perf_counter() - t) * 1e3)
-                i += 1
-    use(True)
-    p.close()
-    for on in (False, True):
-        print(f"{'session 35' if on else 'before'}: encode p50 {np.percentile(res[on], 50):.3f} ms, p95 {np.percentile(res[on], 95):.3f} ms")
+    _encode_ab(n, use, ("before", "session 35"))
 
 
 if __name__ == "__main__":

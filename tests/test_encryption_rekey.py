@@ -35,6 +35,17 @@ def _fill(m, t0) -> None:
     m.encode(content="My sister studies medicine in Daegu", now=t0 + timedelta(hours=2))  # a journal line after it
 
 
+def _filled_sqlite(tmp_path, tokenizer, t0) -> tuple:
+    """An encrypted SQLite store under the old passphrase, told ``_fill``'s turns."""
+    pytest.importorskip("apsw")
+    from naia_memory.stores.sqlite_store import SqliteStore
+
+    path = tmp_path / "m.sqlite"
+    m = _m(SqliteStore(path, passphrase=OLD), tokenizer)
+    _fill(m, t0)
+    return path, m, SqliteStore
+
+
 def _leaks(folder: Path) -> list[str]:
     return [p.name for p in folder.rglob("*") if p.is_file() for w in WORDS if w.encode() in p.read_bytes()]
 
@@ -115,12 +126,7 @@ def test_a_json_rekey_that_fails_leaves_the_old_key_working(tmp_path, tokenizer,
 
 
 def test_a_sqlite_store_changes_its_passphrase_in_one_transaction(tmp_path, tokenizer, t0):
-    pytest.importorskip("apsw")
-    from naia_memory.stores.sqlite_store import SqliteStore
-
-    path = tmp_path / "m.sqlite"
-    m = _m(SqliteStore(path, passphrase=OLD), tokenizer)
-    _fill(m, t0)
+    path, m, SqliteStore = _filled_sqlite(tmp_path, tokenizer, t0)
     before = _state(m.store)
     vectors = {r.id: m.store.embeddings([r.id])[0].copy() for r in m.store.records(None)}
     m.rekey(passphrase=NEW)
@@ -170,12 +176,7 @@ def test_a_sqlite_rekey_that_fails_part_way_rolls_back(tmp_path, tokenizer, t0, 
 
 
 def test_another_opener_under_the_old_key_is_refused_and_writes_nothing(tmp_path, tokenizer, t0):
-    pytest.importorskip("apsw")
-    from naia_memory.stores.sqlite_store import SqliteStore
-
-    path = tmp_path / "m.sqlite"
-    a = _m(SqliteStore(path, passphrase=OLD), tokenizer)
-    _fill(a, t0)
+    path, a, SqliteStore = _filled_sqlite(tmp_path, tokenizer, t0)
     b = _m(SqliteStore(path, passphrase=OLD), tokenizer)
     a.rekey(passphrase=NEW)
     with pytest.raises(WrongPassphrase, match="re-keyed by another opener"):
@@ -282,12 +283,7 @@ def test_a_rekey_landing_while_another_opener_rereads_leaves_it_refused(tmp_path
     """The other opener recorded the file's version before its read; a read that
     failed half-way (the re-key landed in it) then looked current, and its next
     write went in under the old key (found by a review, session 35)."""
-    pytest.importorskip("apsw")
-    from naia_memory.stores.sqlite_store import SqliteStore
-
-    path = tmp_path / "m.sqlite"
-    a = _m(SqliteStore(path, passphrase=OLD), tokenizer)
-    _fill(a, t0)
+    path, a, SqliteStore = _filled_sqlite(tmp_path, tokenizer, t0)
     b = _m(SqliteStore(path, passphrase=OLD), tokenizer)
     a.encode(content="I run on Tuesdays", now=t0 + timedelta(hours=4))  # b must re-read
     real = type(b.store)._check_header
@@ -331,12 +327,8 @@ class _CommitFails:
 
 
 def test_a_commit_that_sqlite_rolled_back_itself_reports_its_own_error(tmp_path, tokenizer, t0):
+    path, m, SqliteStore = _filled_sqlite(tmp_path, tokenizer, t0)
     apsw = pytest.importorskip("apsw")
-    from naia_memory.stores.sqlite_store import SqliteStore
-
-    path = tmp_path / "m.sqlite"
-    m = _m(SqliteStore(path, passphrase=OLD), tokenizer)
-    _fill(m, t0)
     real = m.store.db
     m.store.db = _CommitFails(real)
     with pytest.raises(apsw.FullError):  # not "cannot rollback - no transaction is active"
@@ -396,12 +388,8 @@ def test_the_command_needs_no_embedder_to_rekey(tmp_path, monkeypatch, capsys):
 
 
 def test_a_checkpoint_kept_from_finishing_by_a_reader_is_said(tmp_path, tokenizer, t0, caplog):
+    path, m, SqliteStore = _filled_sqlite(tmp_path, tokenizer, t0)
     apsw = pytest.importorskip("apsw")
-    from naia_memory.stores.sqlite_store import SqliteStore
-
-    path = tmp_path / "m.sqlite"
-    m = _m(SqliteStore(path, passphrase=OLD), tokenizer)
-    _fill(m, t0)
     reader = apsw.Connection(str(path))
     reader.execute("BEGIN")
     list(reader.execute("SELECT count(*) FROM memories"))  # a read transaction holds the WAL's pages
