@@ -98,3 +98,22 @@ def test_a_new_encrypted_store_is_bound_from_the_start(tmp_path, tokenizer, t0):
     db = apsw.Connection(str(path))
     assert json.loads(list(db.execute("SELECT value FROM meta WHERE key = 'sealing'"))[0][0]) == SEALING
     db.close()
+
+
+def test_a_record_swapped_before_the_binding_is_not_bound_to_the_wrong_row(tmp_path, tokenizer, t0):
+    path = tmp_path / "m.sqlite"
+    _store(path, tokenizer, t0)
+    _unbind(path)
+    _swap(path, "memories", "record", "rowid")  # under sealing 1 this opened: bound now, it would pass for good
+    def sealed():
+        db = apsw.Connection(str(path))
+        try:
+            return list(db.execute("SELECT id, record, embedding FROM memories ORDER BY rowid")), \
+                list(db.execute("SELECT seq, entry FROM log ORDER BY seq"))
+        finally:
+            db.close()
+
+    before = sealed()
+    with pytest.raises(Damaged, match="another memory's record"):
+        SqliteStore(path, passphrase=PASS)
+    assert sealed() == before  # nothing re-sealed

@@ -191,9 +191,13 @@ class SqliteStore(CachedReads):
         """Every record, vector and log entry opened as ``old`` wrote it and
         sealed as ``new`` writes it (inside the caller's write transaction)."""
         rows = list(self.db.execute("SELECT rowid, id, record, embedding FROM memories"))
+        texts = [old.open_text(rec, b"record", rid) for _, rid, rec, _ in rows]
+        for (_, rid, _, _), text in zip(rows, texts):  # what is bound to a row now must have been its own
+            if json.loads(text).get("id") != rid:
+                raise Damaged(f"{self.path}: the row of {rid} holds another memory's record; nothing was re-sealed")
         self.db.executemany("UPDATE memories SET record = ?, embedding = ? WHERE rowid = ?", [
-            (new.seal_text(old.open_text(rec, b"record", rid), b"record", rid),
-             new.seal_vec(old.open_vec(blob, rid), rid), rowid) for rowid, rid, rec, blob in rows])
+            (new.seal_text(text, b"record", rid), new.seal_vec(old.open_vec(blob, rid), rid), rowid)
+            for (rowid, rid, _, blob), text in zip(rows, texts)])
         entries = list(self.db.execute("SELECT seq, entry FROM log"))
         self.db.executemany("UPDATE log SET entry = ? WHERE seq = ?", [
             (new.seal_text(old.open_text(e, b"log", seq), b"log", seq), seq) for seq, e in entries])
