@@ -121,6 +121,13 @@ def test_what_is_not_a_count_from_now(text):
     ("금요일에 친구 만났어", ("2025-05-09", "2025-05-10")),
     ("금요일에 영화 봤어", ("2025-05-09", "2025-05-10")),  # 봤: the past folded into the syllable
     ("I visited my mom on Sunday", ("2025-05-11", "2025-05-12")),
+    # session 35: an -ed word that is no past ("need"), or an adjective after "be" or "so" ("I'm so tired")
+    ("I need to see the dentist on Friday", ("2025-05-16", "2025-05-17")),
+    ("I'm so tired, I have a meeting on Monday", ("2025-05-19", "2025-05-20")),
+    ("I'm excited about the trip on Friday", ("2025-05-16", "2025-05-17")),
+    ("gonna call her on Monday", ("2025-05-19", "2025-05-20")),
+    ("I was so tired on Monday", ("2025-05-12", "2025-05-13")),  # a past auxiliary still says past
+    ("I'm tired, I walked home on Monday", ("2025-05-12", "2025-05-13")),  # and so does a past verb beside the adjective
 ])
 def test_a_weekday_is_the_coming_one_in_the_present_and_the_last_in_the_past(text, want):
     assert days(event_windows(text, WED)) == [want]

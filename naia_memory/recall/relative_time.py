@@ -246,13 +246,29 @@ def _window(g: dict, day: datetime, nums: dict, units: dict, weekdays: dict, vag
 # -ed forms; Korean: a syllable closed by ㅆ (했, 갔, 었, 봤, 됐 ...), the past's mark, other than 있 (to be) and
 # 겠 (will, might)
 _EN_PAST_SAID = re.compile(r"\b(was|were|did|had|been|went|came|got|made|saw|said|told|took|gave|left|met|ate|bought|"
-                           r"ago|yesterday|\w{2,}ed)\b", re.I)
+                           r"ago|yesterday)\b", re.I)
+_EN_ED = re.compile(r"\b(\w{2,}ed)\b", re.I)
+# words that end in -ed and are no past ("I need to ...", "indeed", "a hundred"), from the English lexicon (-eed
+# verbs, adjectives in -ed), not from any suite
+_NOT_PAST_ED = frozenset("""need feed seed speed bleed breed weed deed greed heed steed indeed proceed succeed exceed
+    bed red shed sled embed hundred sacred naked wicked rugged ragged crooked beloved wretched kindred""".split())
+# an -ed word after a present "be" or a degree word is an adjective: "I'm so tired", "she's married", "I feel stuck"
+_ADJECTIVE_BEFORE = re.compile(r"(\b(am|is|are|feel|feels|seem|seems|get|gets|so|very|really|too|pretty|kinda)"
+                               r"|'m|'s|'re)\s+$", re.I)
+
+
+# a present that looks ahead without an auxiliary: "I need to see the dentist on Friday", "gonna call her on Monday"
+_EN_AHEAD = re.compile(r"\b(need|needs|want|wants|have to|has to|got to|gotta|going to|gonna|will|plan to|plans to)\b|'ll\b",
+                       re.I)
 
 
 def told_in_past(text: str) -> bool:
     """Whether ``text`` is told in the past tense (read from its grammar, not its topic)."""
     if _EN_PAST_SAID.search(text):
         return True
+    for m in _EN_ED.finditer(text):
+        if m.group(1).lower() not in _NOT_PAST_ED and not _ADJECTIVE_BEFORE.search(text[max(0, m.start() - 12):m.start()]):
+            return True
     return any(0 <= (o := ord(c) - 0xAC00) < 11172 and o % 28 == 20 and c not in "있겠" for c in text)
 
 
@@ -262,7 +278,7 @@ def said_as_present(text: str) -> bool:
     Monday", "금요일에 뭐 해?"): a weekday said so is the coming one."""
     if told_in_past(text):
         return False
-    return has_hangul(text) or EN_PRESENT.search(text) is not None
+    return has_hangul(text) or EN_PRESENT.search(text) is not None or _EN_AHEAD.search(text) is not None
 
 
 def relative_windows(text: str, said_at: datetime) -> list[Window]:
