@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 import platform
 import subprocess
+import sys
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib import metadata

@@ -252,8 +252,6 @@ def load_nonempty(ds: dict[str, Any]) -> Any:
     """``load_data``, refusing a dataset that came out empty (``dataset.n=0``):
     every rate of it is undefined, and a record of zeros is not a result."""
     data = load_data(ds)
-    if isinstance(data, dict):  # latency-style mappings are never empty here; the check is on items
-        return data
     if not data:
         raise ConfigError(f"dataset {ds.get('name')!r} has no items with these settings")
     return data

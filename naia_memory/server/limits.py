@@ -17,10 +17,15 @@ class _Bucket:
     at: float
 
 
+def check_rate(rate: float, burst: int) -> None:
+    """NaN passed "rate <= 0" and never limited."""
+    if not (math.isfinite(rate) and rate > 0) or burst < 1:
+        raise ValueError("rate must be a finite number > 0 and burst >= 1")
+
+
 class RateLimiter:
     def __init__(self, rate: float, burst: int) -> None:
-        if not (math.isfinite(rate) and rate > 0) or burst < 1:  # NaN passed "rate <= 0" and never limited
-            raise ValueError("rate must be a finite number > 0 and burst >= 1")
+        check_rate(rate, burst)
         self.rate, self.burst = float(rate), int(burst)
         self._buckets: dict[str, _Bucket] = {}
         self._lock = threading.Lock()

@@ -42,7 +42,7 @@ from ..contract import InvalidInput, RecallHit, UnknownMemoryError
 from ..llm.client import LLMError
 from ..stores.port import StoreError
 from ..validate import check_name
-from .limits import RateLimiter
+from .limits import RateLimiter, check_rate
 from .schemas import (
     ERRORS,
     AddEvent,
@@ -82,8 +82,7 @@ class ServerSettings:
             check_name(user, "token user", optional=True)
         if self.max_body_bytes < 1024:
             raise ValueError("max_body_bytes must be at least 1024")
-        if not (math.isfinite(self.rate) and self.rate > 0) or self.burst < 1:
-            raise ValueError("rate must be a finite number > 0 and burst >= 1")
+        check_rate(self.rate, self.burst)
 
 
 def is_loopback(host: str) -> bool:

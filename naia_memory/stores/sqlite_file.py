@@ -109,6 +109,12 @@ def meta_get(db, key: str) -> Any:
     return json.loads(row[0][0]) if row else None
 
 
+def meta_put(db, key: str, value: Any) -> None:
+    """Set one meta value (JSON), inside whatever transaction the caller holds."""
+    db.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+               (key, json.dumps(value)))
+
+
 def migrate(db, path: str) -> None:
     """Bring the schema to this library's version, one numbered step at a time."""
     version = meta_get(db, "schema_version") or 0
@@ -118,8 +124,7 @@ def migrate(db, path: str) -> None:
     with db:
         for v in range(version + 1, SQLITE_SCHEMA_VERSION + 1):
             MIGRATIONS[v](db, emb["dim"] if emb else None)
-            db.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
-                       "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (json.dumps(v),))
+            meta_put(db, "schema_version", v)
 
 
 class Fields:

@@ -12,7 +12,7 @@ import logging
 
 from .crypto import Damaged, Sealer, WrongPassphrase
 from .port import StoreError
-from .sqlite_file import SEALING, Fields, meta_get
+from .sqlite_file import SEALING, Fields, meta_get, meta_put
 
 log = logging.getLogger("naia_memory")
 
@@ -57,13 +57,11 @@ class SealedFile:
             sealer = Sealer.new(passphrase)
             self.db.execute("BEGIN IMMEDIATE")
             try:
-                if meta_get(self.db, "encryption") is not None or meta_get(self.db, "embedder") is not None or \
-                        any(list(self.db.execute(f"SELECT 1 FROM {t} LIMIT 1")) for t in ("memories", "log", "edges")):
+                if meta_get(self.db, "encryption") is not None or self._holds_anything():
                     raise StoreError(f"{self.path} is not encrypted, or another opener has just made it so; "
                                      "open it without a passphrase (or again, with it)")
-                self.db.execute("INSERT INTO meta(key, value) VALUES ('encryption', ?)",
-                                (json.dumps(sealer.header.decode("utf-8")),))
-                self.db.execute("INSERT INTO meta(key, value) VALUES ('sealing', ?)", (json.dumps(SEALING),))
+                meta_put(self.db, "encryption", sealer.header.decode("utf-8"))
+                meta_put(self.db, "sealing", SEALING)
                 self.db.execute("COMMIT")
             except BaseException:
                 _roll_back(self.db)
@@ -143,8 +141,7 @@ class SealedFile:
         try:
             if meta_get(self.db, "sealing") != SEALING:
                 self._reseal(Fields(self._sealer, self.path, bound=False), Fields(self._sealer, self.path))
-                self.db.execute("INSERT INTO meta(key, value) VALUES ('sealing', ?) "
-                                "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (json.dumps(SEALING),))
+                meta_put(self.db, "sealing", SEALING)
             self.db.execute("COMMIT")
         except BaseException:
             _roll_back(self.db)

@@ -36,7 +36,8 @@ from .lock import StoreInUseError
 from .cached_reads import CachedReads
 from .crypto import Damaged, Sealer, WrongPassphrase
 from .port import IdTakenError, RecordFilter, StoreError, kind_tag, scrub_entry
-from .sqlite_file import VECTOR_INDEXES, Fields, create_private, fts_text, meta_get, migrate, open_connection, vec_top_k
+from .sqlite_file import (VECTOR_INDEXES, Fields, create_private, fts_text, meta_get, meta_put, migrate, open_connection,
+                          vec_top_k)
 from .sqlite_sealing import SealedFile
 
 
@@ -97,8 +98,7 @@ class SqliteStore(SealedFile, CachedReads):
 
     def _meta_set(self, key: str, value: Any) -> None:
         self._begin()
-        self.db.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                        (key, json.dumps(value)))
+        meta_put(self.db, key, value)
 
     def _ensure_vec_table(self, dim: int) -> None:
         if self.vector_index == "sqlite-vec":
