@@ -9,7 +9,7 @@ that wrote it (read from the store), so no model is named by hand.
     naia-memory edit fact_... "I live in Porto"
     naia-memory forget --id ep_...              # or --project NAME, or --everything (asks unless --yes)
     naia-memory export backup.json [--passphrase-env VAR]   /   naia-memory import backup.json
-    naia-memory rekey --new-passphrase-env VAR  # change the passphrase (or --plain: write the JSON store in the clear)
+    naia-memory rekey --new-passphrase-env VAR  # encrypt, or change the passphrase (--plain: write it in the clear)
     naia-memory consolidate                     # the rules; a model you host: --llm-url URL --llm-model NAME
     NAIA_MEMORY_TOKEN=... naia-memory serve rest [--host 127.0.0.1 --port 8765]
     naia-memory serve mcp [--project default]   # an MCP server on stdin/stdout
@@ -173,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("rekey", help="encrypt the store under a new passphrase (the current one from --passphrase-env)")
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--new-passphrase-env", metavar="VAR", help="the environment variable holding the new passphrase")
-    g.add_argument("--plain", action="store_true", help="write the (JSON) store in the clear from now on")
+    g.add_argument("--plain", action="store_true", help="write the store in the clear from now on")
     sub.add_parser("consolidate", help="turn waiting turns into facts now")
     p = sub.add_parser("serve", help="serve the store to agents: a REST server, or an MCP server on stdin/stdout")
     p.add_argument("protocol", choices=["rest", "mcp"])
@@ -324,10 +324,11 @@ def _rekey(args: argparse.Namespace) -> int:
             raise ValueError(f"--new-passphrase-env {args.new_passphrase_env}: that environment variable is empty or unset")
     store = _open_store(args)
     try:
-        store.rekey(secret)
+        renamed = store.rekey(secret)
     finally:
         store.close()
     print(f"{store.path}: " + ("written in the clear" if secret is None else "encrypted under the new passphrase")
+          + (f"; {len(renamed)} memory ids changed (hashed under the new key)" if renamed else "")
           + "; backups made before keep the passphrase they were made with")
     return 0
 

@@ -100,13 +100,15 @@ class LifecycleControls:
                 self.store.commit()
             return str(dest)
 
-    def rekey(self, *, passphrase: str | None) -> None:
-        """Change the passphrase the store is encrypted under (the JSON store
-        can also be encrypted in place, or with ``None`` written in the
-        clear; a SQLite store only changes its passphrase). Whole under the
-        old key or the new one if it fails part-way. Backups are not touched,
-        and from then on count as sealed apart from the store (a forget
-        names them stale rather than copy the store over them)."""
+    def rekey(self, *, passphrase: str | None) -> dict[str, str]:
+        """Change the passphrase the store is encrypted under, encrypt a plain
+        store in place, or (``None``) write it in the clear again; JSON and
+        SQLite alike. Whole in the old form or the new one if it fails
+        part-way. Backups are not touched, and from then on count as sealed
+        apart from the store (a forget names them stale rather than copy the
+        store over them). Returns old id -> new id for the memories renamed:
+        a plain SQLite store that gains a key renames every memory to an id
+        hashed under it (its ids stay readable in the file); empty otherwise."""
         with self._lock:
             self._check_open()
             rekey = getattr(self.store, "rekey", None)
@@ -114,7 +116,11 @@ class LifecycleControls:
                 raise NotImplementedError(f"{type(self.store).__name__} is not encrypted by this library; "
                                           "the JSON and SQLite stores are")
             self.store.commit()
-            rekey(passphrase)
+            renamed = rekey(passphrase) or {}
+            if renamed:  # the engine's own maps hold the old ids: read again, as after another process's writes
+                self.index.rebuild(self.store.records())
+                self._place_unplaced()
+            return renamed
 
     @classmethod
     def open_reindexing(cls, path_or_store: str | Path | StoragePort, *, embedder: Embedder, **kwargs: Any) -> "MemorySystem":

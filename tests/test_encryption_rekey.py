@@ -192,22 +192,6 @@ def test_another_opener_under_the_old_key_is_refused_and_writes_nothing(tmp_path
     again.close()
 
 
-def test_a_plain_sqlite_store_is_not_encrypted_in_place(tmp_path, tokenizer, t0):
-    pytest.importorskip("apsw")
-    from naia_memory.stores.sqlite_store import SqliteStore
-
-    path = tmp_path / "m.sqlite"
-    m = _m(SqliteStore(path), tokenizer)
-    m.encode(content="I live in Lisbon", now=t0)
-    with pytest.raises(NotImplementedError, match="not gain or drop"):
-        m.rekey(passphrase=NEW)
-    m.close()
-    sealed = _m(SqliteStore(tmp_path / "s.sqlite", passphrase=OLD), tokenizer)
-    with pytest.raises(NotImplementedError, match="not gain or drop"):
-        sealed.rekey(passphrase=None)
-    sealed.close()
-
-
 def test_the_command_changes_the_passphrase(tmp_path, tokenizer, t0, monkeypatch, capsys):
     path = tmp_path / "m.json"
     m = _m(LocalStore(path, passphrase=OLD), tokenizer)
@@ -395,7 +379,7 @@ def test_a_checkpoint_kept_from_finishing_by_a_reader_is_said(tmp_path, tokenize
     list(reader.execute("SELECT count(*) FROM memories"))  # a read transaction holds the WAL's pages
     with caplog.at_level("WARNING", logger="naia_memory"):
         m.rekey(passphrase=NEW)
-    assert "pages under the old key stay in the write-ahead log" in caplog.text
+    assert "pages of the old form stay in the write-ahead log" in caplog.text
     reader.execute("COMMIT")
     reader.close()
     caplog.clear()

@@ -108,7 +108,7 @@ class LocalStore(SnapshotLoading, CachedReads):
                      lambda b: sealer.open(b, b"journal", f"{self.path}.journal"))
         return Journal(f"{self.path}.journal", codec)
 
-    def rekey(self, passphrase: str | None) -> None:
+    def rekey(self, passphrase: str | None) -> dict[str, str]:
         """Seal the store under another passphrase (a new salt and key), or
         under one for the first time; ``None`` writes it in the clear. The
         journal is first folded into the snapshot under the key it was
@@ -119,12 +119,13 @@ class LocalStore(SnapshotLoading, CachedReads):
         made and from now on count as sealed apart from the store: a forget
         names them as stale instead of copying the store over them (it would
         have put a copy made under the old key under the new one, or in the
-        clear)."""
+        clear). No id changes (the snapshot seals them with the rest): returns
+        an empty map, as ``SqliteStore.rekey`` does when it renames nothing."""
         self._check_open()
         if self.path is None or self._journal is None:
             raise ValueError("this store lives in memory only; there is no file to encrypt")
         if passphrase is None and self._sealer is None:
-            return  # already in the clear
+            return {}  # already in the clear
         new = Sealer.new(passphrase) if passphrase is not None else None  # an empty passphrase is refused here
         self._rewrite = True
         self.compact()  # the journal's lines were sealed under the old key: folded in and gone first
@@ -141,6 +142,7 @@ class LocalStore(SnapshotLoading, CachedReads):
                 if old_backups:
                     self._meta["backups"] = old_backups
             raise  # (after the rename, an interrupt leaves the new key in force, as on disk)
+        return {}
 
     def _file_sealed_by(self, sealer: Sealer | None) -> bool:
         """Whether the snapshot on disk is the one ``sealer`` writes: its header, or plain text."""

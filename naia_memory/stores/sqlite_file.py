@@ -115,6 +115,10 @@ def meta_put(db, key: str, value: Any) -> None:
                (key, json.dumps(value)))
 
 
+def meta_drop(db, key: str) -> None:
+    db.execute("DELETE FROM meta WHERE key = ?", (key,))
+
+
 def migrate(db, path: str) -> None:
     """Bring the schema to this library's version, one numbered step at a time."""
     version = meta_get(db, "schema_version") or 0

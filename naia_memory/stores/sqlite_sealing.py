@@ -10,9 +10,12 @@ from __future__ import annotations
 import json
 import logging
 
+from typing import Mapping
+
 from .crypto import Damaged, Sealer, WrongPassphrase
+from .id_rename import keyed_ids, renamed
 from .port import StoreError
-from .sqlite_file import SEALING, Fields, meta_get, meta_put
+from .sqlite_file import SEALING, Fields, fts_text, meta_drop, meta_get, meta_put
 
 log = logging.getLogger("naia_memory")
 
@@ -68,41 +71,57 @@ class SealedFile:
                 raise
             self._sealer = sealer
 
-    def rekey(self, passphrase: str | None) -> None:
-        """Seal an encrypted store under another passphrase (a new salt and
-        key): every sealed field (records, vectors, log entries, the graph)
-        opened under the old key and sealed under the new one, with the new
-        header, in one write transaction, so the file is whole under one key
-        or the other; then the WAL is checkpointed, so no page under the old
-        key is left beside it. Another process that has the store open under
-        the old key is refused its next read or write (``WrongPassphrase``)
-        and writes nothing. A plain SQLite file is not encrypted in place
-        (its FTS5 index holds the words; export it through the JSON store).
-        Backups are left as made and from now on count as sealed apart from
-        the store (a forget names them stale instead of copying the store,
-        under the new key, over a copy made under the old one)."""
+    def rekey(self, passphrase: str | None) -> dict[str, str]:
+        """Seal the store under another passphrase (a new salt and key), under
+        one for the first time, or (``None``) write it in the clear: every
+        sealed field (records, vectors, log entries, the graph) opened under
+        the old key and written under the new one, with the new header, in
+        one write transaction, so the file is whole one way or the other;
+        then the WAL is checkpointed, so no page of the old form is left
+        beside it. Another process that has the store open as it was is
+        refused its next read or write and writes nothing.
+
+        Encrypting a plain file also drops its FTS5 rows (their terms are the
+        words) and renames every memory to an id hashed under the new key (a
+        plain id is a hash of the text, which the readable id column would
+        let anyone confirm a guess of; ``id_rename``): the returned map is
+        old id -> new id, empty when no id changed. Writing it in the clear
+        rebuilds the FTS5 rows. Backups are left as made and from now on
+        count as sealed apart from the store (a forget names them stale
+        instead of copying the store, under the new key, over a copy made
+        under the old one)."""
         import apsw
 
         if self.db is None:
             raise StoreError(f"{self.path}: this store is closed")
-        if self._sealer is None or passphrase is None:
-            raise NotImplementedError(
-                f"{self.path}: a SQLite store can change the passphrase it was created with, not gain or drop "
-                "encryption in place; copy it into a store created with (or without) a passphrase instead")
-        new = Sealer.new(passphrase)  # an empty passphrase is refused before anything is written
+        if self._sealer is None and passphrase is None:
+            return {}  # already in the clear
+        if passphrase is not None and self.vector_index == "sqlite-vec":
+            raise ValueError(f"{self.path}: sqlite-vec keeps plaintext vectors; reopen the store with "
+                             "vector_index='matrix' to encrypt it (nothing was written)")
+        new = Sealer.new(passphrase) if passphrase is not None else None  # an empty passphrase is refused here
         old_fields, new_fields = self._fields, Fields(new, self.path)
+        gains, drops = self._sealer is None, new is None
         self.commit()
-        self._begin()  # the write lock: no other process adds a row under the old key meanwhile
+        self._begin()  # the write lock: no other process adds a row in the old form meanwhile
         try:
-            self._check_header()  # and none re-keyed it first
-            self._reseal(old_fields, new_fields)
-            graph = self._meta_get("graph_sealed")
-            if graph is not None:
-                self._meta_set("graph_sealed", new_fields.seal_text(old_fields.open_text(graph, b"graph"), b"graph"))
-            self._meta_set("encryption", new.header.decode("utf-8"))
+            self._check_header()  # and none re-keyed (or sealed) it first
+            ids = keyed_ids((i for (i,) in self.db.execute("SELECT id FROM memories")), new.id_key) if gains else {}
+            self._reseal(old_fields, new_fields, ids)
+            self._move_graph(old_fields, new_fields)
+            if gains:
+                self.db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('delete-all')")
+                self.db.execute("DROP TABLE IF EXISTS memories_vec")  # built by a sqlite-vec session: plain vectors
+            if drops:
+                self._index_terms()
+                meta_drop(self.db, "encryption")
+                meta_drop(self.db, "sealing")
+            else:
+                meta_put(self.db, "encryption", new.header.decode("utf-8"))
+                meta_put(self.db, "sealing", SEALING)
             backups = self.backups()
             if backups:
-                self._meta_set("backups", [{**b, "sealed_separately": True} for b in backups])
+                meta_put(self.db, "backups", [{**b, "sealed_separately": True} for b in backups])
             self.db.execute("COMMIT")
         except BaseException:
             _roll_back(self.db)
@@ -110,28 +129,61 @@ class SealedFile:
         finally:
             self._in_txn = False
         self._sealer, self._fields = new, new_fields  # ids made from here on are hashed under the new key
+        if gains or drops:
+            self._reload()  # new ids, and the graph read from where it now lives
         try:
             busy = self.erase_freed()
         except apsw.BusyError:
             busy = True
         if busy:
-            log.warning("%s: re-keyed, but another connection is reading it, so pages under the old key stay in the "
+            log.warning("%s: re-keyed, but another connection is reading it, so pages of the old form stay in the "
                         "write-ahead log until the next checkpoint (when the other connections let go)", self.path)
+        return ids
 
-    def _reseal(self, old: Fields, new: Fields) -> None:
+    def _reseal(self, old: Fields, new: Fields, ids: Mapping[str, str] | None = None) -> None:
         """Every record, vector and log entry opened as ``old`` wrote it and
-        sealed as ``new`` writes it (inside the caller's write transaction)."""
+        written as ``new`` writes it, each memory under its new id if ``ids``
+        renames it (inside the caller's write transaction)."""
+        ids = ids or {}
         rows = list(self.db.execute("SELECT rowid, id, record, embedding FROM memories"))
         texts = [old.open_text(rec, b"record", rid) for _, rid, rec, _ in rows]
         for (_, rid, _, _), text in zip(rows, texts):  # what is bound to a row now must have been its own
             if json.loads(text).get("id") != rid:
                 raise Damaged(f"{self.path}: the row of {rid} holds another memory's record; nothing was re-sealed")
-        self.db.executemany("UPDATE memories SET record = ?, embedding = ? WHERE rowid = ?", [
-            (new.seal_text(text, b"record", rid), new.seal_vec(old.open_vec(blob, rid), rid), rowid)
+        if ids:
+            texts = [json.dumps(renamed(json.loads(t), ids), ensure_ascii=False) for t in texts]
+        self.db.executemany("UPDATE memories SET id = ?, record = ?, embedding = ? WHERE rowid = ?", [
+            (ids.get(rid, rid), new.seal_text(text, b"record", ids.get(rid, rid)),
+             new.seal_vec(old.open_vec(blob, rid), ids.get(rid, rid)), rowid)
             for (rowid, rid, _, blob), text in zip(rows, texts)])
-        entries = list(self.db.execute("SELECT seq, entry FROM log"))
+        entries = [(seq, old.open_text(e, b"log", seq)) for seq, e in self.db.execute("SELECT seq, entry FROM log")]
+        if ids:
+            entries = [(seq, json.dumps(renamed(json.loads(e), ids), ensure_ascii=False, default=str)) for seq, e in entries]
         self.db.executemany("UPDATE log SET entry = ? WHERE seq = ?", [
-            (new.seal_text(old.open_text(e, b"log", seq), b"log", seq), seq) for seq, e in entries])
+            (new.seal_text(e, b"log", seq), seq) for seq, e in entries])
+
+    def _move_graph(self, old: Fields, new: Fields) -> None:
+        """The entity graph where ``new`` keeps it: one sealed blob, or the
+        plain ``edges`` table."""
+        if old.sealer is not None:
+            sealed = self._meta_get("graph_sealed")
+            edges = json.loads(old.open_text(sealed, b"graph")) if sealed is not None else []
+        else:
+            edges = [[a, b, w] for a, b, w in self.db.execute("SELECT a, b, w FROM edges ORDER BY a, b")]
+        if new.sealer is not None:
+            if edges or old.sealer is not None:
+                meta_put(self.db, "graph_sealed", new.seal_text(json.dumps(edges, ensure_ascii=False), b"graph"))
+            self.db.execute("DELETE FROM edges")
+        else:
+            meta_drop(self.db, "graph_sealed")
+            self.db.executemany("INSERT INTO edges(a, b, w) VALUES (?, ?, ?) ON CONFLICT(a, b) DO UPDATE SET w = excluded.w",
+                                edges)
+
+    def _index_terms(self) -> None:
+        """A store written in the clear keeps its terms in FTS5 for other tools (``SqliteStore``)."""
+        rows = [(rowid, json.loads(rec)["tokens"]) for rowid, rec in self.db.execute("SELECT rowid, record FROM memories")]
+        self.db.executemany("INSERT INTO memories_fts(rowid, tokens) VALUES (?, ?)",
+                            [(rowid, fts_text(tokens)) for rowid, tokens in rows])
 
     def _bind_rows(self) -> None:
         """A store sealed before sealing 2 (session 35): its fields re-sealed
@@ -148,9 +200,18 @@ class SealedFile:
             raise
 
     def _check_header(self) -> None:
-        """An encrypted store re-keyed by another opener since this one read its
-        header: refused, not read as damage (or written under the old key)."""
-        if self._sealer is not None and self._meta_get("encryption") != self._sealer.header.decode("utf-8"):
+        """A store re-keyed, encrypted or written in the clear by another opener
+        since this one read its header: refused, not read as damage (or
+        written in the form it no longer has)."""
+        header = self._meta_get("encryption")
+        if self._sealer is None:
+            if header is not None:
+                raise StoreError(f"{self.path} was encrypted by another opener since this one opened it; nothing was "
+                                 "written in the clear: reopen it with the passphrase")
+        elif header is None:
+            raise WrongPassphrase(f"{self.path} was written in the clear by another opener since this one opened it; "
+                                  "nothing was written: reopen it without a passphrase")
+        elif header != self._sealer.header.decode("utf-8"):
             raise WrongPassphrase(f"{self.path} was re-keyed by another opener since this one opened it; nothing "
                                   "was written: reopen it with the new passphrase")
 

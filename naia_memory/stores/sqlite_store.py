@@ -382,7 +382,11 @@ class SqliteStore(SealedFile, CachedReads):
         self._rowid.clear()
         self._by_rowid.clear()
         self._bm25 = BM25Index()
-        self._load()
+        try:
+            self._load()
+        except Exception:
+            self._check_header()  # a re-key (or an encryption) that landed during the read says so, not as damage
+            raise
         self._seen_version = version  # only once read whole: a read that failed (a re-key landing in it) is tried again
 
     def _data_version(self) -> int:
