@@ -204,3 +204,19 @@ def naia_store(kind: str, folder: Path):
 def on_disk(folder: Path, *words: str) -> list[str]:
     """Files under ``folder`` whose bytes hold any of ``words``."""
     return [p.name for p in sorted(folder.rglob("*")) if p.is_file() for w in words if w.encode("utf-8") in p.read_bytes()]
+
+
+def seal_fails_on(monkeypatch, call: int, message: str) -> None:
+    """The ``call``-th field a SQLite store seals from now on fails (a full
+    disk part-way through a re-key): what is left must be whole."""
+    from naia_memory.stores import sqlite_file
+
+    real, calls = sqlite_file.Fields.seal_text, []
+
+    def failing(self, text, purpose, row=None):
+        calls.append(purpose)
+        if len(calls) == call:
+            raise RuntimeError(message)
+        return real(self, text, purpose, row)
+
+    monkeypatch.setattr(sqlite_file.Fields, "seal_text", failing)

@@ -77,18 +77,24 @@ def test_a_damaged_log_entry_stops_a_forget_before_anything_is_deleted(tmp_path,
     victim = m.encode(content="my brother works at Quokkaphone", now=t0).id
     m.consolidate(now=t0 + timedelta(minutes=1))
     m.close()
+    m = _m(SqliteStore(path, passphrase=PASS), tokenizer)
     db = apsw.Connection(str(path))
     (seq, entry), = list(db.execute("SELECT seq, entry FROM log ORDER BY seq LIMIT 1"))
     raw = bytearray(base64.b64decode(entry))
     raw[20] ^= 1
     with db:
         db.execute("UPDATE log SET entry = ? WHERE seq = ?", (base64.b64encode(bytes(raw)).decode(), seq))
-    db.close()
-    m = _m(SqliteStore(path, passphrase=PASS), tokenizer)
-    with pytest.raises(Damaged):
+    with pytest.raises(Damaged):  # since sealing 3 the roster sees it as the file is read again
         m.forget(memory_id=victim)
-    assert m.store.get(victim) is not None and not m.store._in_txn
-    m.close()
+    assert list(db.execute("SELECT count(*) FROM memories WHERE id = ?", (victim,))) == [(1,)]
+    assert not m.store._in_txn
+    m.store.db.close()
+    m.store.db = None
+    held = path.read_bytes()
+    with pytest.raises(Damaged, match="its log is not the one last written"):
+        SqliteStore(path, passphrase=PASS)  # and a new opener is refused, the file left as it was
+    assert path.read_bytes() == held
+    db.close()
 
 
 def test_an_empty_passphrase_leaves_no_file(tmp_path):

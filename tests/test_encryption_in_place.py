@@ -25,6 +25,8 @@ from naia_memory.stores.id_rename import keyed_ids, renamed  # noqa: E402
 from naia_memory.stores.port import StoreError  # noqa: E402
 from naia_memory.stores.sqlite_store import SqliteStore  # noqa: E402
 
+from .conftest import seal_fails_on  # noqa: E402
+
 PASS = "correct horse battery staple"
 WORDS = ["Zanzibarville", "파란코끼리"]
 ID = re.compile(r"\b[a-z]+_[0-9a-f]{16}\b")
@@ -129,15 +131,7 @@ def test_an_encryption_that_fails_part_way_leaves_the_plain_store_as_it_was(tmp_
     path = tmp_path / "m.sqlite"
     m = _filled(path, tokenizer, t0)
     before = _shape(m.store)
-    real, calls = sqlite_file.Fields.seal_text, []
-
-    def fails_on_the_third(self, text, purpose, row=None):
-        calls.append(purpose)
-        if len(calls) == 3:
-            raise RuntimeError("the disk is full")
-        return real(self, text, purpose, row)
-
-    monkeypatch.setattr(sqlite_file.Fields, "seal_text", fails_on_the_third)
+    seal_fails_on(monkeypatch, 3, "the disk is full")
     with pytest.raises(RuntimeError, match="disk is full"):
         m.rekey(passphrase=PASS)
     monkeypatch.undo()

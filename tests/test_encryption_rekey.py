@@ -20,6 +20,8 @@ from naia_memory.embedders import HashingEmbedder  # noqa: E402
 from naia_memory.stores.crypto import Damaged, WrongPassphrase  # noqa: E402
 from naia_memory.stores.port import StoreError  # noqa: E402
 
+from .conftest import seal_fails_on  # noqa: E402
+
 OLD, NEW = "correct horse battery staple", "tr0ub4dor&3 but longer"
 WORDS = ["Zanzibarville", "파란코끼리"]
 
@@ -147,22 +149,13 @@ def test_a_sqlite_store_changes_its_passphrase_in_one_transaction(tmp_path, toke
 
 def test_a_sqlite_rekey_that_fails_part_way_rolls_back(tmp_path, tokenizer, t0, monkeypatch):
     pytest.importorskip("apsw")
-    from naia_memory.stores import sqlite_file
     from naia_memory.stores.sqlite_store import SqliteStore
 
     path = tmp_path / "m.sqlite"
     m = _m(SqliteStore(path, passphrase=OLD), tokenizer)
     _fill(m, t0)
     before = _state(m.store)
-    real, calls = sqlite_file.Fields.seal_text, []
-
-    def fails_on_the_third(self, text, purpose, row=None):
-        calls.append(purpose)
-        if len(calls) == 3:
-            raise RuntimeError("the machine ran out of something")
-        return real(self, text, purpose, row)
-
-    monkeypatch.setattr(sqlite_file.Fields, "seal_text", fails_on_the_third)
+    seal_fails_on(monkeypatch, 3, "the machine ran out of something")
     with pytest.raises(RuntimeError):
         m.rekey(passphrase=NEW)
     monkeypatch.undo()

@@ -15,10 +15,11 @@ from ..records import MemoryRecord
 from .crypto import Sealer
 from .port import RecordFilter, StoreError
 
-SQLITE_SCHEMA_VERSION = 2
+SQLITE_SCHEMA_VERSION = 3
 # how an encrypted store's fields are sealed (meta "sealing"): 2 binds each to its row (a record and its vector
-# to the memory's id, a log entry to its number), so a sealed part moved to another row fails authentication
-SEALING = 2
+# to the memory's id, a log entry to its number), so a sealed part moved to another row fails authentication;
+# 3 adds the roster (``sqlite_roster``), so a row removed, or put back from an older copy, is seen
+SEALING = 3
 VECTOR_INDEXES = ("matrix", "sqlite-vec")
 
 
@@ -49,7 +50,13 @@ def _v2(db, dim: int | None) -> None:
     the number tells a library from before that this file is not its own."""
 
 
-MIGRATIONS: dict[int, Callable] = {1: _v1, 2: _v2}
+def _v3(db, dim: int | None) -> None:
+    """Nothing in the schema either: an encrypted store gets its roster when
+    next opened with its key, and a library from before (which would write
+    rows without keeping the roster) refuses the file by this number."""
+
+
+MIGRATIONS: dict[int, Callable] = {1: _v1, 2: _v2, 3: _v3}
 
 
 def _term(token: str) -> str:

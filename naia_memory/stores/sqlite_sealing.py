@@ -1,9 +1,11 @@
 """An encrypted SQLite store's key (``SqliteStore``'s part that is about
 sealing): the passphrase checked before anything is written, a new file
-sealed, an old one's fields bound to their rows, the passphrase changed in
-one transaction, and another opener's change of key noticed. The store keeps
-the cache, the rows and the transactions; ``sqlite_file.Fields`` says how one
-field is sealed.
+sealed, an old one's fields bound to their rows and given a roster, the
+passphrase changed (or the file encrypted, or written in the clear) in one
+transaction, another opener's change of key noticed, and the roster kept and
+checked. The store keeps the cache, the rows and the transactions;
+``sqlite_file.Fields`` says how one field is sealed, ``sqlite_roster`` what
+the roster holds.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from .crypto import Damaged, Sealer, WrongPassphrase
 from .id_rename import keyed_ids, renamed
 from .port import StoreError
 from .sqlite_file import SEALING, Fields, fts_text, meta_drop, meta_get, meta_put
+from .sqlite_roster import Roster, graph_mark, log_mark, memory_mark, roster_key
 
 log = logging.getLogger("naia_memory")
 
@@ -65,6 +68,7 @@ class SealedFile:
                                      "open it without a passphrase (or again, with it)")
                 meta_put(self.db, "encryption", sealer.header.decode("utf-8"))
                 meta_put(self.db, "sealing", SEALING)
+                self._write_roster(Fields(sealer, self.path), Roster())
                 self.db.execute("COMMIT")
             except BaseException:
                 _roll_back(self.db)
@@ -114,11 +118,12 @@ class SealedFile:
                 self.db.execute("DROP TABLE IF EXISTS memories_vec")  # built by a sqlite-vec session: plain vectors
             if drops:
                 self._index_terms()
-                meta_drop(self.db, "encryption")
-                meta_drop(self.db, "sealing")
+                for key in ("encryption", "sealing", "roster"):
+                    meta_drop(self.db, key)
             else:
                 meta_put(self.db, "encryption", new.header.decode("utf-8"))
                 meta_put(self.db, "sealing", SEALING)
+                self._write_roster(new_fields, self._count_roster(new_fields))
             backups = self.backups()
             if backups:
                 meta_put(self.db, "backups", [{**b, "sealed_separately": True} for b in backups])
@@ -186,18 +191,89 @@ class SealedFile:
                             [(rowid, fts_text(tokens)) for rowid, tokens in rows])
 
     def _bind_rows(self) -> None:
-        """A store sealed before sealing 2 (session 35): its fields re-sealed
-        bound to their rows, once, in one write transaction, when it is first
-        opened with its key (another opener may have just done it)."""
+        """A store sealed before sealing 3, brought to it once, in one write
+        transaction, when it is first opened with its key (another opener may
+        have just done it): fields sealed before sealing 2 (session 35)
+        re-sealed bound to their rows, then the roster counted and sealed."""
         self.db.execute("BEGIN IMMEDIATE")
         try:
-            if meta_get(self.db, "sealing") != SEALING:
-                self._reseal(Fields(self._sealer, self.path, bound=False), Fields(self._sealer, self.path))
+            sealing = meta_get(self.db, "sealing")
+            if sealing != SEALING:
+                fields = Fields(self._sealer, self.path)
+                if sealing is None or sealing < 2:
+                    self._reseal(Fields(self._sealer, self.path, bound=False), fields)
+                self._write_roster(fields, self._count_roster(fields))
                 meta_put(self.db, "sealing", SEALING)
             self.db.execute("COMMIT")
         except BaseException:
             _roll_back(self.db)
             raise
+
+    # ---- the roster (sqlite_roster) ------------------------------------------------------
+    def _count_roster(self, fields: Fields) -> Roster:
+        """The roster of what the file holds now, every row read (a new key, a first count)."""
+        key = roster_key(fields.sealer.id_key)
+        rows = memories = 0
+        for rid, record, vector in self.db.execute("SELECT id, record, embedding FROM memories"):
+            rows ^= memory_mark(key, rid, record, vector)
+            memories += 1
+        entries, log_x = self._log_roster(key)
+        return Roster(memories, rows, entries, log_x, graph_mark(self._meta_get("graph_sealed")))
+
+    def _log_roster(self, key: bytes) -> tuple[int, int]:
+        n = x = 0
+        for seq, entry in self.db.execute("SELECT seq, entry FROM log"):
+            x ^= log_mark(key, seq, entry)
+            n += 1
+        return n, x
+
+    def _write_roster(self, fields: Fields, roster: Roster) -> None:
+        meta_put(self.db, "roster", fields.seal_text(roster.to_text(), b"roster"))
+
+    def _read_roster(self) -> Roster:
+        sealed = self._meta_get("roster")
+        if sealed is None:  # sealing 3 promises one: taken out of the file
+            raise Damaged(f"{self.path}: its roster (what the file holds, sealed) is missing; not loaded")
+        return Roster.from_text(self._fields.open_text(sealed, b"roster"))
+
+    def _check_roster(self, found: Roster) -> None:
+        """The rows just read against the roster last written: a file that
+        lost a row, or got one back from an older copy, is refused."""
+        problems = self._read_roster().differences(found)
+        if problems:
+            raise Damaged(f"{self.path}: {'; '.join(problems)}; not loaded (restore a backup)")
+
+    def _mark(self, rid: str, record: str, vector: bytes) -> None:
+        """A row as written now, into this transaction's delta."""
+        if self._sealer is not None:
+            self._delta.rows ^= memory_mark(roster_key(self._sealer.id_key), rid, record, vector)
+
+    def _unmark(self, rid: str) -> tuple[str, bytes] | None:
+        """A row as the file holds it before this write (read under the write
+        lock, so another process's change since counts), out of the delta;
+        its sealed record and vector returned."""
+        if self._sealer is None:
+            return None
+        row = list(self.db.execute("SELECT record, embedding FROM memories WHERE id = ?", (rid,)))
+        if not row:
+            return None
+        self._mark(rid, *row[0])
+        return row[0]
+
+    def _mark_log(self, entries: list[tuple[int, str | None, str]]) -> None:
+        """Log entries (number, sealed text before or None for a new one, sealed text now) into the delta."""
+        if self._sealer is None:
+            return
+        key = roster_key(self._sealer.id_key)
+        for seq, was, now in entries:
+            self._delta.log ^= log_mark(key, seq, now) ^ (log_mark(key, seq, was) if was is not None else 0)
+            self._delta.entries += was is None
+
+    def _fold_roster(self) -> None:
+        """This transaction's changes into the roster, under its write lock (so
+        another process's commits since are in the roster it reads)."""
+        if self._sealer is not None and self._delta:
+            self._write_roster(self._fields, self._read_roster().plus(self._delta))
 
     def _check_header(self) -> None:
         """A store re-keyed, encrypted or written in the clear by another opener

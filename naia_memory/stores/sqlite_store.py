@@ -38,6 +38,7 @@ from .crypto import Damaged, Sealer, WrongPassphrase
 from .port import IdTakenError, RecordFilter, StoreError, kind_tag, scrub_entry
 from .sqlite_file import (VECTOR_INDEXES, Fields, create_private, fts_text, meta_get, meta_put, migrate, open_connection,
                           vec_top_k)
+from .sqlite_roster import Delta, Roster, graph_mark, memory_mark, roster_key
 from .sqlite_sealing import SealedFile
 
 
@@ -73,6 +74,7 @@ class SqliteStore(SealedFile, CachedReads):
         # for surprise. FTS5 stays as the on-disk index other tools can read.
         self._bm25 = BM25Index()
         self._sealer: Sealer | None = None
+        self._delta = Delta()  # what the open write transaction changed, for the roster (encrypted only)
         try:
             self._check_key(passphrase)  # a wrong or missing passphrase is refused before anything is written
             migrate(self.db, self.path)
@@ -105,11 +107,28 @@ class SqliteStore(SealedFile, CachedReads):
             self.db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS memories_vec USING vec0(embedding float[{int(dim)}] distance_metric=cosine)")
 
     def _load(self) -> None:
+        """Every row into the cache. An encrypted store is read in one read
+        transaction (one snapshot of rows, log, graph and roster, whatever
+        another process commits meanwhile) and checked against its roster."""
+        own = self._sealer is not None and not self.db.in_transaction
+        if own:
+            self.db.execute("BEGIN")
+        try:
+            self._read_rows()
+        finally:
+            if own and self.db.in_transaction:
+                self.db.execute("COMMIT")  # a read: ends the snapshot, writes nothing
+
+    def _read_rows(self) -> None:
         emb = self._meta_get("embedder")
         dim = int(emb["dim"]) if emb else 0
         rows = list(self.db.execute("SELECT rowid, id, record, embedding FROM memories ORDER BY rowid"))
         self._cache.reset_vectors(len(rows), dim)
+        key = roster_key(self._sealer.id_key) if self._sealer is not None else None
+        marks = 0
         for rowid, rid, rec_json, blob in rows:
+            if key is not None:
+                marks ^= memory_mark(key, rid, rec_json, blob)
             rec = MemoryRecord.from_json(json.loads(self._fields.open_text(rec_json, b"record", rid)))
             if rec.id != rid:
                 raise Damaged(f"{self.path}: the row of {rid} holds the record of {rec.id}; not loaded")
@@ -130,6 +149,7 @@ class SqliteStore(SealedFile, CachedReads):
                         self.db.execute("INSERT INTO memories_vec(rowid, embedding) SELECT rowid, embedding FROM memories")
         if self._sealer is not None:
             sealed = self._meta_get("graph_sealed")
+            self._check_roster(Roster(len(rows), marks, *self._log_roster(key), graph_mark(sealed)))
             self.graph = EntityGraph.from_json(json.loads(self._fields.open_text(sealed, b"graph")) if sealed else [])
         else:
             self.graph = EntityGraph.from_json([[a, b, w] for a, b, w in self.db.execute("SELECT a, b, w FROM edges")])
@@ -156,6 +176,7 @@ class SqliteStore(SealedFile, CachedReads):
                 except WrongPassphrase:
                     self.db.execute("ROLLBACK")
                     raise
+            self._delta = Delta()
             self._in_txn = True
 
     def end_write(self) -> None:
@@ -181,7 +202,9 @@ class SqliteStore(SealedFile, CachedReads):
         changed = self.graph.take_changes()  # O(changed edges), not a scan of the graph
         try:
             if changed and self._sealer is not None:  # the words of the graph are sealed as one blob
-                self._meta_set("graph_sealed", self._fields.seal_text(json.dumps(self.graph.to_json(), ensure_ascii=False), b"graph"))
+                sealed = self._fields.seal_text(json.dumps(self.graph.to_json(), ensure_ascii=False), b"graph")
+                self._meta_set("graph_sealed", sealed)
+                self._delta.graph = graph_mark(sealed)
                 changed = []
             kept = [row for row in changed if row[2] is not None]
             gone = [(a, b) for a, b, w in changed if w is None]  # taken back by a forget
@@ -189,6 +212,7 @@ class SqliteStore(SealedFile, CachedReads):
                 self.db.executemany("INSERT INTO edges(a, b, w) VALUES (?, ?, ?) ON CONFLICT(a, b) DO UPDATE SET w = excluded.w", kept)
             if gone:
                 self.db.executemany("DELETE FROM edges WHERE a = ? AND b = ?", gone)
+            self._fold_roster()
             self.db.execute("COMMIT")
         except BaseException:
             self.graph.changed.update((a, b) for a, b, _ in changed)  # still owed to the database
@@ -245,9 +269,10 @@ class SqliteStore(SealedFile, CachedReads):
         opened = not self._in_txn
         self._begin()  # the lock first: a file busy past the timeout must leave nothing held that it does not hold
         self._cache.add(record, vec)
+        values, vector = self._row_values(record), self._fields.seal_vec(vec, record.id)
         try:
             self.db.execute("INSERT INTO memories(id, kind, project, status, created_at, valid_from, valid_to, ntokens, record, embedding) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*self._row_values(record), self._fields.seal_vec(vec, record.id)))
+                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*values, vector))
         except BaseException as e:  # not stored: not held as stored either (a text the file cannot encode, a taken id)
             self._cache.remove(record.id)
             if opened:  # nothing else is in this transaction: end it, so no write lock is left held
@@ -257,6 +282,8 @@ class SqliteStore(SealedFile, CachedReads):
                 raise IdTakenError(f"{self.path}: a memory with id {record.id} already exists (another process wrote it); "
                                    "nothing was stored, the next call re-reads the file") from e
             raise
+        self._mark(record.id, values[-1], vector)
+        self._delta.memories += 1
         rowid = self.db.last_insert_rowid()
         self._rowid[record.id] = rowid
         self._by_rowid[rowid] = record.id
@@ -271,8 +298,12 @@ class SqliteStore(SealedFile, CachedReads):
             raise StoreError(f"no record {record.id}")
         self._begin()
         self._cache.replace(record)
+        was = self._unmark(record.id)
+        values = self._row_values(record)
         self.db.execute("UPDATE memories SET kind=?, project=?, status=?, created_at=?, valid_from=?, valid_to=?, ntokens=?, record=? "
-                        "WHERE id=?", (*self._row_values(record)[1:], record.id))
+                        "WHERE id=?", (*values[1:], record.id))
+        if was is not None:
+            self._mark(record.id, values[-1], was[1])
         if self._bm25.doc_tokens.get(record.id) != tuple(record.tokens):
             self._fts_drop(rowid)
             self._fts_put(rowid, record.tokens)
@@ -282,7 +313,10 @@ class SqliteStore(SealedFile, CachedReads):
         vec = np.asarray(embedding, dtype="<f4").reshape(-1)
         self._begin()
         self._cache.set_vector(record_id, vec)
-        self.db.execute("UPDATE memories SET embedding = ? WHERE id = ?", (self._fields.seal_vec(vec, record_id), record_id))
+        was, vector = self._unmark(record_id), self._fields.seal_vec(vec, record_id)
+        self.db.execute("UPDATE memories SET embedding = ? WHERE id = ?", (vector, record_id))
+        if was is not None:
+            self._mark(record_id, was[0], vector)
         if self.vector_index == "sqlite-vec":
             rowid = self._rowid[record_id]
             self.db.execute("DELETE FROM memories_vec WHERE rowid = ?", (rowid,))
@@ -297,6 +331,8 @@ class SqliteStore(SealedFile, CachedReads):
         self._cache.remove(record_id)
         self._by_rowid.pop(rowid, None)
         self._bm25.remove(record_id)
+        if self._unmark(record_id) is not None:
+            self._delta.memories -= 1
         self.db.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
         self._fts_drop(rowid)
         if self.vector_index == "sqlite-vec":
@@ -340,8 +376,9 @@ class SqliteStore(SealedFile, CachedReads):
         if texts:
             self._begin()  # the write lock: the numbers taken here are this writer's (a sealed entry is bound to its own)
             start = list(self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM log"))[0][0] + 1
-            self.db.executemany("INSERT INTO log(seq, entry) VALUES (?, ?)",
-                                [(seq, self._fields.seal_text(t, b"log", seq)) for seq, t in enumerate(texts, start)])
+            rows = [(seq, self._fields.seal_text(t, b"log", seq)) for seq, t in enumerate(texts, start)]
+            self.db.executemany("INSERT INTO log(seq, entry) VALUES (?, ?)", rows)
+            self._mark_log([(seq, None, entry) for seq, entry in rows])
 
     def log(self) -> list[dict[str, Any]]:
         self._check_header()
@@ -349,14 +386,16 @@ class SqliteStore(SealedFile, CachedReads):
 
     def scrub_log(self, forgotten: set[str]) -> int:
         self._check_header()
-        rows = []
+        rows, was = [], []
         for seq, e in self.db.execute("SELECT seq, entry FROM log ORDER BY seq"):
             clean = scrub_entry(json.loads(self._fields.open_text(e, b"log", seq)), forgotten)
             if clean is not None:
                 rows.append((self._fields.seal_text(json.dumps(clean, ensure_ascii=False, default=str), b"log", seq), seq))
+                was.append(e)
         if rows:
             self._begin()
             self.db.executemany("UPDATE log SET entry = ? WHERE seq = ?", rows)
+            self._mark_log([(seq, old, entry) for (entry, seq), old in zip(rows, was)])
         return len(rows)
 
     def refresh(self) -> None:
