@@ -62,18 +62,16 @@ def _refused(path, match: str) -> None:
     assert path.read_bytes() == held  # refused, not repaired
 
 
-def test_a_memory_row_removed_from_the_file_is_refused(tmp_path, tokenizer, t0):
+@pytest.mark.parametrize("sql, said", [
+    ("DELETE FROM memories WHERE rowid = (SELECT max(rowid) FROM memories)", "memory rows are not the ones last written"),
+    ("DELETE FROM log WHERE seq = (SELECT max(seq) FROM log)", "its log is not the one last written"),
+    ("DELETE FROM meta WHERE key = 'roster'", "roster .* is missing"),
+])
+def test_a_row_a_log_entry_or_the_roster_removed_is_refused(tmp_path, tokenizer, t0, sql, said):
     path = tmp_path / "m.sqlite"
     _told(path, tokenizer, t0)
-    _sql(path, ("DELETE FROM memories WHERE rowid = (SELECT max(rowid) FROM memories)", ()))
-    _refused(path, "memory rows are not the ones last written")
-
-
-def test_a_log_entry_removed_is_refused(tmp_path, tokenizer, t0):
-    path = tmp_path / "m.sqlite"
-    _told(path, tokenizer, t0)
-    _sql(path, ("DELETE FROM log WHERE seq = (SELECT max(seq) FROM log)", ()))
-    _refused(path, "its log is not the one last written")
+    _sql(path, (sql, ()))
+    _refused(path, said)
 
 
 def test_a_row_and_the_graph_put_back_from_an_older_copy_are_refused(tmp_path, tokenizer, t0):
@@ -100,13 +98,6 @@ def test_a_row_and_the_graph_put_back_from_an_older_copy_are_refused(tmp_path, t
     SqliteStore(path, passphrase=PASS).close()  # as it was: opens again
     _sql(path, ("UPDATE meta SET value = ? WHERE key = 'graph_sealed'", (graph,)))
     _refused(path, "entity graph is not the one last written")
-
-
-def test_the_roster_is_missing_is_refused(tmp_path, tokenizer, t0):
-    path = tmp_path / "m.sqlite"
-    _told(path, tokenizer, t0)
-    _sql(path, ("DELETE FROM meta WHERE key = 'roster'", ()))
-    _refused(path, "roster .* is missing")
 
 
 def test_the_whole_file_put_back_is_not_seen(tmp_path, tokenizer, t0):
