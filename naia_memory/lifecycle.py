@@ -117,9 +117,10 @@ class LifecycleControls:
                                           "the JSON and SQLite stores are")
             self.store.commit()
             renamed = rekey(passphrase) or {}
-            if renamed:  # the engine's own maps hold the old ids: read again, as after another process's writes
-                self.index.rebuild(self.store.records())
-                self._place_unplaced()
+            # the engine's own maps, read again as after another process's writes: they may hold the old ids, and a
+            # store that re-read its file under the write lock may hold rows another process committed just before
+            self.index.rebuild(self.store.records())
+            self._place_unplaced()
             return renamed
 
     @classmethod

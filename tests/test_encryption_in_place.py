@@ -219,13 +219,15 @@ def test_renaming_reaches_keys_lists_and_ids_inside_strings_but_not_the_users_wo
     ids = {"fact_0123456789abcdef": "fact_fedcba9876543210", "odd-id": "m_1111111111111111"}
     record = {"id": "fact_0123456789abcdef", "content": "forget fact_0123456789abcdef please",
               "tokens": ["fact_0123456789abcdef"], "provenance": ["odd-id", "ep_aaaaaaaaaaaaaaaa"],
-              "metadata": {"scores": {"fact_0123456789abcdef": 1.0},
+              "value": "fact_0123456789abcdef",
+              "metadata": {"context": "what is fact_0123456789abcdef?", "scores": {"fact_0123456789abcdef": 1.0},
                            "problems": ["missing: fact_0123456789abcdef (Lisbon is not in the summary)"]}}
     out = renamed(record, ids)
     assert out["id"] == "fact_fedcba9876543210"
     assert out["content"] == record["content"] and out["tokens"] == record["tokens"]
     assert out["provenance"] == ["m_1111111111111111", "ep_aaaaaaaaaaaaaaaa"]
-    assert out["metadata"] == {"scores": {"fact_fedcba9876543210": 1.0},
+    assert out["value"] == record["value"]  # the user's words, wherever kept
+    assert out["metadata"] == {"context": "what is fact_0123456789abcdef?", "scores": {"fact_fedcba9876543210": 1.0},
                                "problems": ["missing: fact_fedcba9876543210 (Lisbon is not in the summary)"]}
     new = keyed_ids(["ep_0000000000000001", "odd-id"], b"k" * 32)
     assert new["ep_0000000000000001"].startswith("ep_") and new["odd-id"].startswith("m_")

@@ -80,7 +80,7 @@ def test_a_row_and_the_graph_put_back_from_an_older_copy_are_refused(tmp_path, t
     shutil.copy(path, old)
     _changed(path, tokenizer, t0)
     db = apsw.Connection(str(old))
-    fact = {rid: (rec, vec) for rid, rec, vec in db.execute("SELECT id, record, embedding FROM memories WHERE kind = 'fact'")}
+    fact = {rid: rest for rid, *rest in db.execute("SELECT id, record, embedding, kind, project, status, created_at, valid_from, valid_to, ntokens FROM memories WHERE kind = 'fact'")}
     graph = list(db.execute("SELECT value FROM meta WHERE key = 'graph_sealed'"))[0][0]
     db.close()
     current = SqliteStore(path, passphrase=PASS)
@@ -89,12 +89,13 @@ def test_a_row_and_the_graph_put_back_from_an_older_copy_are_refused(tmp_path, t
     assert superseded  # the bakery fact, replaced in the later session
     rid = superseded[0]
     db = apsw.Connection(str(path))
-    now = list(db.execute("SELECT record, embedding, status FROM memories WHERE id = ?", (rid,)))[0]
+    now = list(db.execute("SELECT record, embedding, kind, project, status, created_at, valid_from, valid_to, ntokens FROM memories WHERE id = ?", (rid,)))[0]
     db.close()
-    # its record from before the change (status active again), bound to its own row, so it authenticates
-    _sql(path, ("UPDATE memories SET record = ?, embedding = ?, status = 'active' WHERE id = ?", (*fact[rid], rid)))
+    put_back = "UPDATE memories SET " + ", ".join(f"{c} = ?" for c in "record, embedding, kind, project, status, created_at, valid_from, valid_to, ntokens".split(", ")) + " WHERE id = ?"
+    # the whole row from before the change (active again), its record bound to its own row, so it authenticates
+    _sql(path, (put_back, (*fact[rid], rid)))
     _refused(path, "memory rows are not the ones last written")
-    _sql(path, ("UPDATE memories SET record = ?, embedding = ?, status = ? WHERE id = ?", (*now, rid)))
+    _sql(path, (put_back, (*now, rid)))
     SqliteStore(path, passphrase=PASS).close()  # as it was: opens again
     _sql(path, ("UPDATE meta SET value = ? WHERE key = 'graph_sealed'", (graph,)))
     _refused(path, "entity graph is not the one last written")
@@ -166,3 +167,13 @@ def test_a_row_in_then_out_leaves_the_roster_as_it_was_and_marks_differ_by_every
                 memory_mark(roster_key(b"j" * 32), "fact_1", "sealed record", b"sealed vector")}) == 4
     assert log_mark(key, 1, "entry") != log_mark(key, 2, "entry")
     assert base.differences(base) == [] and len(base.differences(Roster(1, 12345, 1, 678, None))) == 2
+
+
+def test_a_readable_column_changed_behind_the_sealed_record_is_refused(tmp_path, tokenizer, t0):
+    """Ids, kinds, statuses and times stay readable for the file's indexes; a
+    status edited there (an old fact shown as current to a tool reading SQL)
+    no longer matches the sealed record."""
+    path = tmp_path / "m.sqlite"
+    _told(path, tokenizer, t0)
+    _sql(path, ("UPDATE memories SET status = 'archived' WHERE rowid = (SELECT min(rowid) FROM memories)", ()))
+    _refused(path, "readable columns")

@@ -16,8 +16,9 @@ from ..records import content_id
 
 # an engine-made id inside a longer string ("missing: fact_0123456789abcdef (...)")
 _EMBEDDED = re.compile(r"\b[A-Za-z]+_[0-9a-f]{16}\b")
-# the user's own words: an id they typed stays as they typed it
-_USER_TEXT = frozenset({"content", "tokens"})
+# the user's own words, wherever they are kept (a memory's text, its tokens and entities, a fact's value, the turn
+# it answered): an id they typed stays as they typed it
+_USER_TEXT = frozenset({"content", "tokens", "entities", "value", "context"})
 
 
 def keyed_ids(ids: Iterable[str], key: bytes) -> dict[str, str]:
@@ -37,15 +38,15 @@ def _string(s: str, ids: Mapping[str, str]) -> str:
     return _EMBEDDED.sub(lambda m: ids.get(m.group(0), m.group(0)), s) if "_" in s else s
 
 
-def renamed(value: Any, ids: Mapping[str, str], top: bool = True) -> Any:
+def renamed(value: Any, ids: Mapping[str, str]) -> Any:
     """``value`` (a record's or a log entry's JSON) with every old id replaced,
-    as a value, a key or inside a string; a record's own words are left as said."""
+    as a value, a key or inside a string; the user's own words are left as said."""
     if isinstance(value, str):
         return _string(value, ids)
     if isinstance(value, list):
-        return [renamed(v, ids, False) for v in value]
+        return [renamed(v, ids) for v in value]
     if isinstance(value, dict):
-        return {_string(k, ids): (v if top and k in _USER_TEXT else renamed(v, ids, False)) for k, v in value.items()}
+        return {_string(k, ids): (v if k in _USER_TEXT else renamed(v, ids)) for k, v in value.items()}
     return value
 
 

@@ -18,7 +18,7 @@ from .crypto import Damaged, Sealer, WrongPassphrase
 from .id_rename import keyed_ids, renamed
 from .port import StoreError
 from .sqlite_file import SEALING, Fields, fts_text, meta_drop, meta_get, meta_put
-from .sqlite_roster import Roster, graph_mark, log_mark, memory_mark, roster_key
+from .sqlite_roster import Delta, Roster, graph_mark, log_mark, memory_mark, roster_key
 
 log = logging.getLogger("naia_memory")
 
@@ -110,6 +110,9 @@ class SealedFile:
         self._begin()  # the write lock: no other process adds a row in the old form meanwhile
         try:
             self._check_header()  # and none re-keyed (or sealed) it first
+            if not gains:  # a file changed behind this opener is refused, not sealed in under a fresh roster
+                self._check_roster(self._count_roster(old_fields))
+            backups = self.backups()
             ids = keyed_ids((i for (i,) in self.db.execute("SELECT id FROM memories")), new.id_key) if gains else {}
             self._reseal(old_fields, new_fields, ids)
             self._move_graph(old_fields, new_fields)
@@ -124,9 +127,8 @@ class SealedFile:
                 meta_put(self.db, "encryption", new.header.decode("utf-8"))
                 meta_put(self.db, "sealing", SEALING)
                 self._write_roster(new_fields, self._count_roster(new_fields))
-            backups = self.backups()
-            if backups:
-                meta_put(self.db, "backups", [{**b, "sealed_separately": True} for b in backups])
+            if self._meta_get("backups") is not None:  # (an empty list sealed under the old key would not open)
+                self._put_backups(new_fields, [{**b, "sealed_separately": True} for b in backups])
             self.db.execute("COMMIT")
         except BaseException:
             _roll_back(self.db)
@@ -142,7 +144,8 @@ class SealedFile:
             busy = True
         if busy:
             log.warning("%s: re-keyed, but another connection is reading it, so pages of the old form stay in the "
-                        "write-ahead log until the next checkpoint (when the other connections let go)", self.path)
+                        "write-ahead log until a truncating checkpoint: the next forget, or the last connection to "
+                        "the file closing", self.path)
         return ids
 
     def _reseal(self, old: Fields, new: Fields, ids: Mapping[str, str] | None = None) -> None:
@@ -197,11 +200,15 @@ class SealedFile:
         re-sealed bound to their rows, then the roster counted and sealed."""
         self.db.execute("BEGIN IMMEDIATE")
         try:
+            self._check_header()  # re-keyed or written in the clear by another opener since the key was checked
             sealing = meta_get(self.db, "sealing")
             if sealing != SEALING:
                 fields = Fields(self._sealer, self.path)
                 if sealing is None or sealing < 2:
                     self._reseal(Fields(self._sealer, self.path, bound=False), fields)
+                listed = meta_get(self.db, "backups")
+                if isinstance(listed, list):  # written in the clear before sealing 3
+                    self._put_backups(fields, listed)
                 self._write_roster(fields, self._count_roster(fields))
                 meta_put(self.db, "sealing", SEALING)
             self.db.execute("COMMIT")
@@ -239,7 +246,10 @@ class SealedFile:
     def _check_roster(self, found: Roster) -> None:
         """The rows just read against the roster last written: a file that
         lost a row, or got one back from an older copy, is refused."""
-        problems = self._read_roster().differences(found)
+        written = self._read_roster()
+        if self._in_txn:  # read inside this process's own write transaction: what it wrote is not folded in yet
+            written = written.plus(self._delta)
+        problems = written.differences(found)
         if problems:
             raise Damaged(f"{self.path}: {'; '.join(problems)}; not loaded (restore a backup)")
 
@@ -274,6 +284,22 @@ class SealedFile:
         another process's commits since are in the roster it reads)."""
         if self._sealer is not None and self._delta:
             self._write_roster(self._fields, self._read_roster().plus(self._delta))
+            self._delta = Delta()  # folded: a COMMIT retried after a failure must not fold it twice
+
+    # ---- the list of backups (sealed in an encrypted store: a path written into it would be overwritten by a forget)
+    def backups(self) -> list[dict]:
+        listed = self._meta_get("backups")
+        if listed is None:
+            return []
+        if self._sealer is None:
+            return list(listed)
+        if not isinstance(listed, str):
+            raise Damaged(f"{self.path}: its list of backups is not sealed (written outside this library); a forget "
+                          "would have written a copy of the store to the paths it names; not used")
+        return json.loads(self._fields.open_text(listed, b"backups"))
+
+    def _put_backups(self, fields: Fields, backups: list[dict]) -> None:
+        meta_put(self.db, "backups", backups if fields.sealer is None else fields.seal_text(json.dumps(backups), b"backups"))
 
     def _check_header(self) -> None:
         """A store re-keyed, encrypted or written in the clear by another opener

@@ -39,7 +39,14 @@ from .port import IdTakenError, RecordFilter, StoreError, kind_tag, scrub_entry
 from .sqlite_file import (VECTOR_INDEXES, Fields, create_private, fts_text, meta_get, meta_put, migrate, open_connection,
                           vec_top_k)
 from .sqlite_roster import Delta, Roster, graph_mark, memory_mark, roster_key
-from .sqlite_sealing import SealedFile
+from .sqlite_sealing import SealedFile, _roll_back
+
+
+def _columns(r: MemoryRecord) -> tuple:
+    """A record's readable columns (the file's indexes and filters read them)."""
+    return (r.kind.value, r.project, r.status, r.created_at.isoformat(),
+            r.valid_from.isoformat() if r.valid_from else None, r.valid_to.isoformat() if r.valid_to else None,
+            len(r.tokens))
 
 
 class SqliteStore(SealedFile, CachedReads):
@@ -79,12 +86,12 @@ class SqliteStore(SealedFile, CachedReads):
             self._check_key(passphrase)  # a wrong or missing passphrase is refused before anything is written
             migrate(self.db, self.path)
             self._open_sealer(passphrase)
+            self._fields = Fields(self._sealer, self.path)
+            self._seen_version = self._data_version()  # before the read: a commit landing during it is caught up next call
+            self._load_or_say_why()
         except BaseException:
             self.db.close()  # refused: the connection is not left open behind the error
             raise
-        self._fields = Fields(self._sealer, self.path)
-        self._seen_version = self._data_version()  # before the read: a commit landing during it is caught up next call
-        self._load()
 
     def _fts_put(self, rowid: int, tokens: Sequence[str]) -> None:
         if self._sealer is None:  # an encrypted store writes no terms: they are the words
@@ -106,6 +113,13 @@ class SqliteStore(SealedFile, CachedReads):
         if self.vector_index == "sqlite-vec":
             self.db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS memories_vec USING vec0(embedding float[{int(dim)}] distance_metric=cosine)")
 
+    def _load_or_say_why(self) -> None:
+        try:
+            self._load()
+        except Exception:
+            self._check_header()  # a re-key (or an encryption) that landed during the read says so, not as damage
+            raise
+
     def _load(self) -> None:
         """Every row into the cache. An encrypted store is read in one read
         transaction (one snapshot of rows, log, graph and roster, whatever
@@ -122,16 +136,20 @@ class SqliteStore(SealedFile, CachedReads):
     def _read_rows(self) -> None:
         emb = self._meta_get("embedder")
         dim = int(emb["dim"]) if emb else 0
-        rows = list(self.db.execute("SELECT rowid, id, record, embedding FROM memories ORDER BY rowid"))
+        rows = list(self.db.execute("SELECT rowid, id, record, embedding, kind, project, status, created_at, valid_from, "
+                                    "valid_to, ntokens FROM memories ORDER BY rowid"))
         self._cache.reset_vectors(len(rows), dim)
         key = roster_key(self._sealer.id_key) if self._sealer is not None else None
         marks = 0
-        for rowid, rid, rec_json, blob in rows:
+        for rowid, rid, rec_json, blob, *readable in rows:
             if key is not None:
                 marks ^= memory_mark(key, rid, rec_json, blob)
             rec = MemoryRecord.from_json(json.loads(self._fields.open_text(rec_json, b"record", rid)))
             if rec.id != rid:
                 raise Damaged(f"{self.path}: the row of {rid} holds the record of {rec.id}; not loaded")
+            if key is not None and tuple(readable) != _columns(rec):  # what filters and outside tools read, as sealed
+                raise Damaged(f"{self.path}: the readable columns of {rid} (kind, project, status, times) are not "
+                              "what its sealed record says; not loaded")
             vec = self._fields.open_vec(blob, rid)
             if vec.shape != (dim,):
                 raise StoreError(f"{self.path}: record {rec.id} has a {vec.shape[0]}-d vector, store is {dim}-d")
@@ -158,6 +176,8 @@ class SqliteStore(SealedFile, CachedReads):
     def _begin(self) -> None:
         import apsw
 
+        if self._in_txn and not self.db.in_transaction:
+            self._lost()
         if not self._in_txn:
             try:
                 self.db.execute("BEGIN IMMEDIATE")
@@ -179,6 +199,16 @@ class SqliteStore(SealedFile, CachedReads):
             self._delta = Delta()
             self._in_txn = True
 
+    def _lost(self) -> None:
+        """SQLite rolled this process's write transaction back by itself (a full
+        disk, say) after a failed statement: the cache held what it wrote, so the
+        file is read again, and the caller is told (its writes are gone)."""
+        self._in_txn = False
+        self._delta = Delta()
+        self._reload()
+        raise StoreError(f"{self.path}: the file rolled back this process's open write transaction by itself (a full "
+                         "disk?); what it held was not written, and the store was read again")
+
     def end_write(self) -> None:
         """The caller has undone what it wrote since the last commit (a batch
         refused part-way): end the transaction, so the write lock does not stay
@@ -190,8 +220,9 @@ class SqliteStore(SealedFile, CachedReads):
         try:
             self.commit()
         except BaseException:
-            self.db.execute("ROLLBACK")
+            _roll_back(self.db)  # (a COMMIT that failed on a full disk was rolled back by SQLite already)
             self._in_txn = False
+            self._delta = Delta()
             self._reload()
             raise
 
@@ -218,6 +249,7 @@ class SqliteStore(SealedFile, CachedReads):
             self.graph.changed.update((a, b) for a, b, _ in changed)  # still owed to the database
             raise
         self._in_txn = False
+        self._delta = Delta()
 
     def close(self) -> None:
         if self.db is None:
@@ -258,23 +290,23 @@ class SqliteStore(SealedFile, CachedReads):
 
     # ---- records ----------------------------------------------------------------------
     def _row_values(self, r: MemoryRecord) -> tuple:
-        return (r.id, r.kind.value, r.project, r.status, r.created_at.isoformat(),
-                r.valid_from.isoformat() if r.valid_from else None, r.valid_to.isoformat() if r.valid_to else None,
-                len(r.tokens), self._fields.seal_text(json.dumps(r.to_json(), ensure_ascii=False), b"record", r.id))
+        return (r.id, *_columns(r), self._fields.seal_text(json.dumps(r.to_json(), ensure_ascii=False), b"record", r.id))
 
     def put(self, record: MemoryRecord, embedding: np.ndarray) -> None:
         import apsw
 
         vec = np.asarray(embedding, dtype="<f4").reshape(-1)
+        values, vector = self._row_values(record), self._fields.seal_vec(vec, record.id)  # one that cannot be built holds nothing
         opened = not self._in_txn
         self._begin()  # the lock first: a file busy past the timeout must leave nothing held that it does not hold
         self._cache.add(record, vec)
-        values, vector = self._row_values(record), self._fields.seal_vec(vec, record.id)
         try:
             self.db.execute("INSERT INTO memories(id, kind, project, status, created_at, valid_from, valid_to, ntokens, record, embedding) "
                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*values, vector))
         except BaseException as e:  # not stored: not held as stored either (a text the file cannot encode, a taken id)
             self._cache.remove(record.id)
+            if not self.db.in_transaction:  # SQLite rolled the whole transaction back by itself (a full disk)
+                self._lost()
             if opened:  # nothing else is in this transaction: end it, so no write lock is left held
                 self.db.execute("ROLLBACK")
                 self._in_txn = False
@@ -293,20 +325,21 @@ class SqliteStore(SealedFile, CachedReads):
             self.db.execute("INSERT INTO memories_vec(rowid, embedding) VALUES (?, ?)", (rowid, vec.tobytes()))
 
     def update(self, record: MemoryRecord) -> None:
-        rowid = self._rowid.get(record.id)
-        if rowid is None:
+        if record.id not in self._rowid:
             raise StoreError(f"no record {record.id}")
+        values = self._row_values(record)  # built first: one that cannot be built changes nothing
         self._begin()
         self._cache.replace(record)
         was = self._unmark(record.id)
-        values = self._row_values(record)
         self.db.execute("UPDATE memories SET kind=?, project=?, status=?, created_at=?, valid_from=?, valid_to=?, ntokens=?, record=? "
                         "WHERE id=?", (*values[1:], record.id))
         if was is not None:
             self._mark(record.id, values[-1], was[1])
         if self._bm25.doc_tokens.get(record.id) != tuple(record.tokens):
-            self._fts_drop(rowid)
-            self._fts_put(rowid, record.tokens)
+            row = self._row_of(record.id) if self._sealer is None else None  # the file's row, not the one remembered
+            if row is not None:
+                self._fts_drop(row)
+                self._fts_put(row, record.tokens)
             self._bm25.add(record.id, record.tokens, kind_tag(record.kind))
 
     def set_embedding(self, record_id: str, embedding: np.ndarray) -> None:
@@ -317,8 +350,7 @@ class SqliteStore(SealedFile, CachedReads):
         self.db.execute("UPDATE memories SET embedding = ? WHERE id = ?", (vector, record_id))
         if was is not None:
             self._mark(record_id, was[0], vector)
-        if self.vector_index == "sqlite-vec":
-            rowid = self._rowid[record_id]
+        if self.vector_index == "sqlite-vec" and (rowid := self._row_of(record_id)) is not None:
             self.db.execute("DELETE FROM memories_vec WHERE rowid = ?", (rowid,))
             self.db.execute("INSERT INTO memories_vec(rowid, embedding) VALUES (?, ?)", (rowid, vec.tobytes()))
 
@@ -331,12 +363,21 @@ class SqliteStore(SealedFile, CachedReads):
         self._cache.remove(record_id)
         self._by_rowid.pop(rowid, None)
         self._bm25.remove(record_id)
+        # the row the file holds under this id now: another process may have forgotten it since this one read the
+        # file, and SQLite given its rowid to a new memory, which deleting by the remembered rowid erased
+        row = self._row_of(record_id)
+        if row is None:
+            return
         if self._unmark(record_id) is not None:
             self._delta.memories -= 1
-        self.db.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
-        self._fts_drop(rowid)
+        self.db.execute("DELETE FROM memories WHERE rowid = ?", (row,))
+        self._fts_drop(row)
         if self.vector_index == "sqlite-vec":
-            self.db.execute("DELETE FROM memories_vec WHERE rowid = ?", (rowid,))
+            self.db.execute("DELETE FROM memories_vec WHERE rowid = ?", (row,))
+
+    def _row_of(self, record_id: str) -> int | None:
+        found = list(self.db.execute("SELECT rowid FROM memories WHERE id = ?", (record_id,)))
+        return found[0][0] if found else None
 
     # ---- search -------------------------------------------------------------------------
     def vector_top_k_many(self, queries: np.ndarray, k: int, flt: RecordFilter) -> list[list[tuple[str, float]]]:
@@ -352,10 +393,8 @@ class SqliteStore(SealedFile, CachedReads):
     def note_backup(self, dest: str, sealed_separately: bool) -> None:
         """Remember a backup this store wrote, so a forget can reach it too."""
         kept = [b for b in self.backups() if b.get("path") != dest]
-        self._meta_set("backups", kept + [{"path": dest, "sealed_separately": bool(sealed_separately)}])
-
-    def backups(self) -> list[dict[str, Any]]:
-        return list(self._meta_get("backups") or [])
+        self._begin()
+        self._put_backups(self._fields, kept + [{"path": dest, "sealed_separately": bool(sealed_separately)}])
 
     def backup_to(self, dest: str) -> None:
         """A consistent copy through SQLite's online backup API (WAL included)."""
@@ -385,7 +424,11 @@ class SqliteStore(SealedFile, CachedReads):
         return [json.loads(self._fields.open_text(e, b"log", seq)) for seq, e in self.db.execute("SELECT seq, entry FROM log ORDER BY seq")]
 
     def scrub_log(self, forgotten: set[str]) -> int:
+        """Under the write lock from the first read: another process scrubbing
+        the same entries meanwhile is read as it left them (the roster takes out
+        what the file holds, not what this one read before)."""
         self._check_header()
+        self._begin()
         rows, was = [], []
         for seq, e in self.db.execute("SELECT seq, entry FROM log ORDER BY seq"):
             clean = scrub_entry(json.loads(self._fields.open_text(e, b"log", seq)), forgotten)
@@ -393,7 +436,6 @@ class SqliteStore(SealedFile, CachedReads):
                 rows.append((self._fields.seal_text(json.dumps(clean, ensure_ascii=False, default=str), b"log", seq), seq))
                 was.append(e)
         if rows:
-            self._begin()
             self.db.executemany("UPDATE log SET entry = ? WHERE seq = ?", rows)
             self._mark_log([(seq, old, entry) for (entry, seq), old in zip(rows, was)])
         return len(rows)
@@ -421,11 +463,7 @@ class SqliteStore(SealedFile, CachedReads):
         self._rowid.clear()
         self._by_rowid.clear()
         self._bm25 = BM25Index()
-        try:
-            self._load()
-        except Exception:
-            self._check_header()  # a re-key (or an encryption) that landed during the read says so, not as damage
-            raise
+        self._load_or_say_why()
         self._seen_version = version  # only once read whole: a read that failed (a re-key landing in it) is tried again
 
     def _data_version(self) -> int:
