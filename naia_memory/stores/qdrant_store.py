@@ -8,6 +8,13 @@ time) pushed down as a payload filter. Keyword search is the engine's BM25
 over the morpheme tokens kept in each point's payload (loaded at open), so
 rankings equal the JSON and SQLite stores'. Metadata, the entity graph and
 the audit log live in a companion collection ``<collection>__naia``.
+
+Qdrant has no transaction across collections (nor across the points of one
+call), so a commit writes an undo record first: the points it is about to
+change as they were, the metadata and graph as they were, and where the log
+stood. It is deleted when the commit is whole; a commit that fails puts the
+file back from it (and queues its changes again), and an undo record found
+at open means a process died mid-commit: the file is put back the same way.
 """
 from __future__ import annotations
 
@@ -26,7 +33,7 @@ from .cached_reads import CachedReads
 from .port import RecordFilter, StoreError, kind_tag, scrub_entry
 
 _NS = uuid.UUID("5d1f0c3e-8a52-4c1b-9a57-7f0e2b3c4d5e")
-_META_ID, _GRAPH_ID = 1, 2
+_META_ID, _GRAPH_ID, _UNDO_ID = 1, 2, 3
 
 
 def _pid(record_id: str) -> str:
@@ -56,6 +63,7 @@ class QdrantStore(CachedReads):
         self._seqmap: dict[str, int] = {}
         self._meta: dict[str, Any] = {"format": "naia-memory-qdrant", "embedder": None}
         self.graph = EntityGraph()
+        self._undo: dict[str, Any] | None = None  # the open transaction's undo record (written before its first change)
         if not self.client.collection_exists(self.meta_collection):
             self.client.create_collection(self.meta_collection, vectors_config=models.VectorParams(size=1, distance=models.Distance.DOT))
         self._load()
@@ -70,6 +78,9 @@ class QdrantStore(CachedReads):
                 return
 
     def _load(self) -> None:
+        found = self.client.retrieve(self.meta_collection, ids=[_UNDO_ID], with_payload=True)
+        if found:  # a process died mid-commit: the file back as the last whole commit left it
+            self._apply_undo(json.loads(found[0].payload["data"]))
         entries = []
         for p in self._scroll(self.meta_collection, with_vectors=False):
             if p.id == _META_ID:
@@ -97,7 +108,21 @@ class QdrantStore(CachedReads):
     def _put_meta(self, point_id: int, data: Any) -> None:
         self.client.upsert(self.meta_collection, points=[self.models.PointStruct(id=point_id, vector=[1.0], payload={"data": json.dumps(data, ensure_ascii=False, default=str)})])
 
-    def _flush_points(self) -> None:
+    def _flush_points(self, log_to: int | None = None) -> None:
+        """The queued point changes, after the undo record that can take them
+        back (a search flushes mid-transaction: that is covered too)."""
+        if not (self._deleted or self._pending or log_to is not None):
+            return
+        undo = self._undo_record()
+        fresh = [i for i in (*self._deleted, *self._pending) if i not in undo["points"]]
+        if fresh and self.client.collection_exists(self.collection):
+            old = {str(p.id): {"vector": p.vector, "payload": p.payload}
+                   for p in self.client.retrieve(self.collection, ids=[_pid(i) for i in fresh], with_vectors=True,
+                                                 with_payload=True)}
+            undo["points"].update({i: old.get(_pid(i)) for i in fresh})
+        if log_to is not None:
+            undo["log_to"] = log_to
+        self._put_meta(_UNDO_ID, undo)
         if self._deleted:
             self.client.delete(self.collection, points_selector=self.models.PointIdsList(points=[_pid(i) for i in self._deleted]))
             self._deleted.clear()
@@ -105,21 +130,81 @@ class QdrantStore(CachedReads):
             self.client.upsert(self.collection, points=list(self._pending.values()))
             self._pending.clear()
 
+    def _undo_record(self) -> dict[str, Any]:
+        """Begun at a transaction's first write: the metadata and graph as the
+        file holds them, and where its log ends."""
+        if self._undo is None:
+            saved = {int(p.id): p.payload["data"]
+                     for p in self.client.retrieve(self.meta_collection, ids=[_META_ID, _GRAPH_ID], with_payload=True)}
+            self._undo = {"points": {}, "meta": saved.get(_META_ID), "graph": saved.get(_GRAPH_ID),
+                          "log_from": self._log_flushed, "log_to": self._log_flushed}
+        return self._undo
+
+    def _apply_undo(self, undo: dict[str, Any]) -> None:
+        """The file put back as it was before the transaction ``undo`` began
+        (absolute values: running it twice is harmless), then the record dropped."""
+        m = self.models
+        gone = [_pid(i) for i, old in undo["points"].items() if old is None]
+        back = [m.PointStruct(id=_pid(i), vector=old["vector"], payload=old["payload"])
+                for i, old in undo["points"].items() if old is not None]
+        if (gone or back) and self.client.collection_exists(self.collection):
+            if gone:
+                self.client.delete(self.collection, points_selector=m.PointIdsList(points=gone))
+            if back:
+                self.client.upsert(self.collection, points=back)
+        for pid, data in ((_META_ID, undo["meta"]), (_GRAPH_ID, undo["graph"])):
+            if data is None:
+                self.client.delete(self.meta_collection, points_selector=m.PointIdsList(points=[pid]))
+            else:
+                self.client.upsert(self.meta_collection, points=[m.PointStruct(id=pid, vector=[1.0], payload={"data": data})])
+        added = list(range(1000 + undo["log_from"], 1000 + undo["log_to"]))
+        if added:
+            self.client.delete(self.meta_collection, points_selector=m.PointIdsList(points=added))
+        self.client.delete(self.meta_collection, points_selector=m.PointIdsList(points=[_UNDO_ID]))
+
     def _refuse_closed(self) -> None:
         if self.client is None:  # as LocalStore: a closed store refuses (it failed with an AttributeError)
             raise StoreError(f"{self.path or 'this Qdrant store'} is closed")
 
     def commit(self) -> None:
+        """All or nothing: the undo record, the points, metadata, graph and
+        log, then the record deleted. On a failure the file is put back from
+        the record and this transaction's changes are queued again (the
+        caller's rollback, or the next commit, settles them)."""
         self._refuse_closed()
-        self._flush_points()
-        self._put_meta(_META_ID, self._meta)
-        self._put_meta(_GRAPH_ID, self.graph.to_json())
         new = self._log[self._log_flushed:]
-        if new:
-            self.client.upsert(self.meta_collection, points=[
-                self.models.PointStruct(id=1000 + self._log_flushed + i, vector=[1.0], payload={"data": json.dumps(e, ensure_ascii=False, default=str)})
-                for i, e in enumerate(new)])
-            self._log_flushed = len(self._log)
+        try:
+            self._flush_points(log_to=len(self._log))
+            self._put_meta(_META_ID, self._meta)
+            self._put_meta(_GRAPH_ID, self.graph.to_json())
+            if new:
+                self.client.upsert(self.meta_collection, points=[
+                    self.models.PointStruct(id=1000 + self._log_flushed + i, vector=[1.0], payload={"data": json.dumps(e, ensure_ascii=False, default=str)})
+                    for i, e in enumerate(new)])
+            self.client.delete(self.meta_collection, points_selector=self.models.PointIdsList(points=[_UNDO_ID]))
+        except BaseException:
+            self._put_back()
+            raise
+        self._undo = None
+        self._log_flushed = len(self._log)
+
+    def _put_back(self) -> None:
+        """After a failed commit: the file as before the transaction (if even
+        that fails, the undo record stays and the next open puts it back), and
+        every point it touched queued again from what this process holds."""
+        undo, self._undo = self._undo, None
+        if undo is None:
+            return
+        try:
+            self._apply_undo(undo)
+        except Exception:  # the record is still in the file: the next open applies it
+            pass
+        for i in undo["points"]:
+            if i in self._cache.records:
+                self._stage(self._cache.records[i])
+            else:
+                self._pending.pop(i, None)
+                self._deleted.add(i)
 
     def close(self) -> None:
         if self.client is None:
@@ -147,7 +232,10 @@ class QdrantStore(CachedReads):
             self.commit()
 
     def rebind_embedder(self, name: str, dim: int) -> None:
-        self._flush_points()
+        """A new collection for the new vectors. Not covered by the undo record
+        (it would have to hold every point): a process that dies between here
+        and the next commit leaves the collection empty; back up first."""
+        self.commit()
         self._meta["embedder"] = {"name": name, "dim": int(dim)}
         self._cache.reset_vectors(len(self._cache), dim)
         m = self.models

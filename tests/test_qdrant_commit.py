@@ -1,0 +1,111 @@
+"""A Qdrant commit is all or nothing (session 36): Qdrant has no transaction
+across collections, so a commit writes an undo record first and deletes it
+last. Before, a process that died after a failed metadata write left that
+call's points on disk (a clean close applied the caller's rollback); and a
+search, which flushes queued points, wrote a transaction's points before its
+commit. Real qdrant-client in local mode; a failure is one client call made
+to raise, and a process's death is its client closed without a commit."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+pytest.importorskip("qdrant_client")
+
+from naia_memory import MemorySystem  # noqa: E402
+from naia_memory.embedders import HashingEmbedder  # noqa: E402
+from naia_memory.stores.qdrant_store import _META_ID, _UNDO_ID, QdrantStore  # noqa: E402
+
+
+def _m(path, tokenizer) -> MemorySystem:
+    return MemorySystem(store=QdrantStore(path=str(path)), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)
+
+
+def _dies(m: MemorySystem) -> None:
+    """The process ends here: no commit, no close of the store."""
+    m.store.client.close()
+    m.store.client = None
+
+
+def _held(path) -> list[tuple[str, str]]:
+    s = QdrantStore(path=str(path))
+    out = sorted((r.content, r.status) for r in s.records(None)), len(s.log())
+    assert not s.client.retrieve(s.meta_collection, ids=[_UNDO_ID])  # put back and dropped at open
+    s.close()
+    return out
+
+
+def _failing(store, when) -> list:
+    """Make the client's ``upsert`` raise once ``when(collection, points)`` says so; returns the calls seen."""
+    real, seen = store.client.upsert, []
+
+    def upsert(collection_name, points, **kw):
+        seen.append(collection_name)
+        if when(collection_name, points):
+            raise OSError("the disk is full")
+        return real(collection_name, points=points, **kw)
+
+    store.client.upsert = upsert
+    return seen
+
+
+def test_a_commit_that_fails_at_the_metadata_leaves_the_file_as_the_last_whole_commit(tmp_path, tokenizer, t0):
+    path = tmp_path / "q"
+    m = _m(path, tokenizer)
+    m.encode(content="I live in Lisbon", now=t0)
+    before = sorted((r.content, r.status) for r in m.store.records(None)), len(m.store.log())
+    _failing(m.store, lambda c, pts: c == m.store.meta_collection and any(p.id == _META_ID for p in pts))
+    with pytest.raises(OSError, match="disk is full"):
+        m.encode(content="I run on Tuesdays", now=t0 + timedelta(minutes=1))
+    _dies(m)
+    assert _held(path) == before  # the failed call's point is not on disk
+
+
+def test_a_process_that_dies_with_the_undo_record_in_the_file_is_put_back_at_open(tmp_path, tokenizer, t0):
+    path = tmp_path / "q"
+    m = _m(path, tokenizer)
+    m.encode(content="I live in Lisbon", now=t0)
+    before = sorted((r.content, r.status) for r in m.store.records(None)), len(m.store.log())
+    # the graph write fails, and so does every write after it (the undo too): the record stays in the file
+    broken = []
+    _failing(m.store, lambda c, pts: broken.append(1) if broken or any(p.id == 2 for p in pts) and c == m.store.meta_collection else False)
+    real_delete = m.store.client.delete
+    m.store.client.delete = lambda *a, **k: (_ for _ in ()).throw(OSError("the disk is full"))
+    with pytest.raises(OSError):
+        m.encode(content="I run on Tuesdays", now=t0 + timedelta(minutes=1))
+    m.store.client.delete = real_delete
+    assert m.store.client.retrieve(m.store.meta_collection, ids=[_UNDO_ID])  # left for the next open
+    _dies(m)
+    assert _held(path) == before
+
+
+def test_a_search_mid_transaction_writes_nothing_that_outlives_a_death(tmp_path, tokenizer, t0):
+    """A recall flushes queued points so Qdrant can search them; with autosave
+    off they were on disk before any commit."""
+    path = tmp_path / "q"
+    m = MemorySystem(store=QdrantStore(path=str(path), autosave=False), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)
+    m.encode(content="I live in Lisbon", now=t0)
+    m.store.commit()
+    before = sorted((r.content, r.status) for r in m.store.records(None)), len(m.store.log())
+    m.encode(content="I run on Tuesdays", now=t0 + timedelta(minutes=1))
+    assert m.recall(query="Tuesdays", now=t0 + timedelta(hours=1)).contents()  # flushed to Qdrant to be searched
+    _dies(m)
+    assert _held(path) == before
+
+
+def test_after_a_failed_commit_the_next_one_writes_what_the_process_holds(tmp_path, tokenizer, t0):
+    path = tmp_path / "q"
+    m = _m(path, tokenizer)
+    m.encode(content="I live in Lisbon", now=t0)
+    once = []
+    _failing(m.store, lambda c, pts: not once and c == m.store.meta_collection and any(p.id == _META_ID for p in pts)
+             and not once.append(1))
+    m.store.autosave = False
+    m.encode(content="I run on Tuesdays", now=t0 + timedelta(minutes=1))
+    with pytest.raises(OSError):
+        m.store.commit()
+    m.store.commit()  # the changes were queued again: written whole this time
+    held = sorted((r.content, r.status) for r in m.store.records(None)), len(m.store.log())
+    m.close()
+    assert _held(path) == held and len(held[0]) == 2
