@@ -15,6 +15,7 @@ pytest.importorskip("qdrant_client")
 
 from naia_memory import MemorySystem  # noqa: E402
 from naia_memory.embedders import HashingEmbedder  # noqa: E402
+from naia_memory.stores.port import StoreError  # noqa: E402
 from naia_memory.stores.qdrant_store import _META_ID, _UNDO_ID, QdrantStore  # noqa: E402
 
 
@@ -109,3 +110,20 @@ def test_after_a_failed_commit_the_next_one_writes_what_the_process_holds(tmp_pa
     held = sorted((r.content, r.status) for r in m.store.records(None)), len(m.store.log())
     m.close()
     assert _held(path) == held and len(held[0]) == 2
+
+
+def test_an_unfinished_commit_is_refused_where_another_process_may_be_committing(tmp_path, tokenizer, t0):
+    """On a server another process may be mid-commit: its undo record is not
+    applied behind its back unless the caller says none is running."""
+    path = tmp_path / "q"
+    m = _m(path, tokenizer)
+    m.encode(content="I live in Lisbon", now=t0)
+    m.store.autosave = False
+    m.encode(content="I run on Tuesdays", now=t0 + timedelta(minutes=1))
+    m.recall(query="Tuesdays", now=t0 + timedelta(hours=1))  # flushed: the undo record is in the collection
+    _dies(m)
+    with pytest.raises(StoreError, match="unfinished commit"):
+        QdrantStore(path=str(path), recover=False)
+    s = QdrantStore(path=str(path), recover=True)  # the folder's lock was let go by the refused open
+    assert sorted(r.content for r in s.records(None)) == ["I live in Lisbon"]
+    s.close()

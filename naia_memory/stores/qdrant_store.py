@@ -42,7 +42,12 @@ def _pid(record_id: str) -> str:
 
 class QdrantStore(CachedReads):
     def __init__(self, path: str | None = None, *, url: str | None = None, api_key: str | None = None,
-                 collection: str = "naia_memory", autosave: bool = True):
+                 collection: str = "naia_memory", autosave: bool = True, recover: bool | None = None):
+        """``recover``: put back an unfinished commit found at open (its undo
+        record). Local mode does (default): the folder is locked to one
+        process, so the record is a dead process's. On a server another
+        process may be committing right now, so by default an open that finds
+        one is refused; pass ``recover=True`` once none is running."""
         from qdrant_client import QdrantClient, models
 
         if (path is None) == (url is None):
@@ -64,9 +69,14 @@ class QdrantStore(CachedReads):
         self._meta: dict[str, Any] = {"format": "naia-memory-qdrant", "embedder": None}
         self.graph = EntityGraph()
         self._undo: dict[str, Any] | None = None  # the open transaction's undo record (written before its first change)
+        self._recover = (url is None) if recover is None else bool(recover)
         if not self.client.collection_exists(self.meta_collection):
             self.client.create_collection(self.meta_collection, vectors_config=models.VectorParams(size=1, distance=models.Distance.DOT))
-        self._load()
+        try:
+            self._load()
+        except BaseException:
+            self.client.close()  # refused: the local folder's lock is not left held behind the error
+            raise
 
     # ---- load / persist ----------------------------------------------------------
     def _scroll(self, collection: str, with_vectors: bool) -> Iterator[Any]:
@@ -80,6 +90,10 @@ class QdrantStore(CachedReads):
     def _load(self) -> None:
         found = self.client.retrieve(self.meta_collection, ids=[_UNDO_ID], with_payload=True)
         if found:  # a process died mid-commit: the file back as the last whole commit left it
+            if not self._recover:
+                raise StoreError(f"{self.path}: collection {self.collection!r} holds an unfinished commit (its undo "
+                                 "record): another process is committing now, or one died mid-commit; once none is "
+                                 "running, open it with recover=True to put it back as the last whole commit left it")
             self._apply_undo(json.loads(found[0].payload["data"]))
         entries = []
         for p in self._scroll(self.meta_collection, with_vectors=False):
