@@ -220,3 +220,20 @@ def seal_fails_on(monkeypatch, call: int, message: str) -> None:
         return real(self, text, purpose, row)
 
     monkeypatch.setattr(sqlite_file.Fields, "seal_text", failing)
+
+
+def refused_after_another_opener(a, b, error, said: str, query: str, now) -> int:
+    """``b`` opened the store before ``a`` changed its form or key: its next
+    write and read are refused. Both let go (``b`` without a commit); returns
+    how many memories ``a`` held, for the caller's look at the file."""
+    from datetime import timedelta
+
+    with pytest.raises(error, match=said):
+        b.encode(content="My code word is ZanzibarvilleSecret", now=now + timedelta(hours=5))
+    with pytest.raises(error, match=said):
+        b.recall(query=query, now=now + timedelta(hours=5))
+    n = len(a.store)
+    a.close()
+    b.store.db.close()
+    b.store.db = None
+    return n

@@ -25,7 +25,7 @@ from naia_memory.stores.id_rename import keyed_ids, renamed  # noqa: E402
 from naia_memory.stores.port import StoreError  # noqa: E402
 from naia_memory.stores.sqlite_store import SqliteStore  # noqa: E402
 
-from .conftest import seal_fails_on  # noqa: E402
+from .conftest import refused_after_another_opener, seal_fails_on  # noqa: E402
 
 PASS = "correct horse battery staple"
 WORDS = ["Zanzibarville", "파란코끼리"]
@@ -153,14 +153,7 @@ def test_another_opener_reading_in_the_clear_is_refused_and_writes_nothing(tmp_p
     a = _filled(path, tokenizer, t0)
     b = _m(SqliteStore(path), tokenizer)
     a.rekey(passphrase=PASS)
-    with pytest.raises(StoreError, match="encrypted by another opener"):
-        b.encode(content=f"My code word is {WORDS[0]}Secret", now=t0 + timedelta(hours=5))
-    with pytest.raises(StoreError, match="encrypted by another opener"):
-        b.recall(query="bakery", now=t0 + timedelta(hours=5))
-    n = len(a.store)
-    a.close()
-    b.store.db.close()
-    b.store.db = None
+    n = refused_after_another_opener(a, b, StoreError, "encrypted by another opener", "bakery", t0)
     assert _leaks(tmp_path) == []
     again = SqliteStore(path, passphrase=PASS)
     assert len(again) == n and not any("Secret" in r.content for r in again.records(None))
@@ -215,20 +208,22 @@ def test_the_command_encrypts_a_plain_sqlite_store_and_says_ids_changed(tmp_path
     assert f'"memories": {n}' in capsys.readouterr().out
 
 
-def test_renaming_reaches_keys_lists_and_ids_inside_strings_but_not_the_users_words():
+def test_renaming_reaches_values_keys_and_lists_and_log_strings_but_not_the_users_words():
     ids = {"fact_0123456789abcdef": "fact_fedcba9876543210", "odd-id": "m_1111111111111111"}
     record = {"id": "fact_0123456789abcdef", "content": "forget fact_0123456789abcdef please",
               "tokens": ["fact_0123456789abcdef"], "provenance": ["odd-id", "ep_aaaaaaaaaaaaaaaa"],
-              "value": "fact_0123456789abcdef",
+              "value": "fact_0123456789abcdef", "project": "follow-up-fact_0123456789abcdef",
               "metadata": {"context": "what is fact_0123456789abcdef?", "scores": {"fact_0123456789abcdef": 1.0},
-                           "problems": ["missing: fact_0123456789abcdef (Lisbon is not in the summary)"]}}
+                           "note": "see fact_0123456789abcdef", "source_id": "fact_0123456789abcdef"}}
     out = renamed(record, ids)
-    assert out["id"] == "fact_fedcba9876543210"
-    assert out["content"] == record["content"] and out["tokens"] == record["tokens"]
-    assert out["provenance"] == ["m_1111111111111111", "ep_aaaaaaaaaaaaaaaa"]
-    assert out["value"] == record["value"]  # the user's words, wherever kept
+    assert out["id"] == "fact_fedcba9876543210" and out["provenance"] == ["m_1111111111111111", "ep_aaaaaaaaaaaaaaaa"]
+    for said in ("content", "tokens", "value", "project"):  # the user's words and names, wherever kept
+        assert out[said] == record[said]
     assert out["metadata"] == {"context": "what is fact_0123456789abcdef?", "scores": {"fact_fedcba9876543210": 1.0},
-                               "problems": ["missing: fact_fedcba9876543210 (Lisbon is not in the summary)"]}
+                               "note": "see fact_0123456789abcdef",  # an id-shaped word in their metadata is theirs
+                               "source_id": "fact_fedcba9876543210"}  # a value that is an id is a reference
+    entry = {"op": "UPDATE", "problems": ["missing: fact_0123456789abcdef (Lisbon is not in the summary)"]}
+    assert renamed(entry, ids, inside=True)["problems"] == ["missing: fact_fedcba9876543210 (Lisbon is not in the summary)"]
     new = keyed_ids(["ep_0000000000000001", "odd-id"], b"k" * 32)
     assert new["ep_0000000000000001"].startswith("ep_") and new["odd-id"].startswith("m_")
     assert keyed_ids(["ep_0000000000000001"], b"j" * 32) != keyed_ids(["ep_0000000000000001"], b"k" * 32)

@@ -20,7 +20,7 @@ from naia_memory.embedders import HashingEmbedder  # noqa: E402
 from naia_memory.stores.crypto import Damaged, WrongPassphrase  # noqa: E402
 from naia_memory.stores.port import StoreError  # noqa: E402
 
-from .conftest import seal_fails_on  # noqa: E402
+from .conftest import refused_after_another_opener, seal_fails_on  # noqa: E402
 
 OLD, NEW = "correct horse battery staple", "tr0ub4dor&3 but longer"
 WORDS = ["Zanzibarville", "파란코끼리"]
@@ -172,14 +172,7 @@ def test_another_opener_under_the_old_key_is_refused_and_writes_nothing(tmp_path
     path, a, SqliteStore = _filled_sqlite(tmp_path, tokenizer, t0)
     b = _m(SqliteStore(path, passphrase=OLD), tokenizer)
     a.rekey(passphrase=NEW)
-    with pytest.raises(WrongPassphrase, match="re-keyed by another opener"):
-        b.encode(content=f"My code word is {WORDS[0]}Secret", now=t0 + timedelta(hours=5))
-    with pytest.raises(WrongPassphrase, match="re-keyed by another opener"):
-        b.recall(query="Daegu", now=t0 + timedelta(hours=5))
-    n = len(a.store)
-    a.close()
-    b.store.db.close()
-    b.store.db = None
+    n = refused_after_another_opener(a, b, WrongPassphrase, "re-keyed by another opener", "Daegu", t0)
     again = SqliteStore(path, passphrase=NEW)
     assert len(again) == n and not any("Secret" in r.content for r in again.records(None))
     again.close()

@@ -14,11 +14,11 @@ from typing import Any, Iterable, Mapping
 
 from ..records import content_id
 
-# an engine-made id inside a longer string ("missing: fact_0123456789abcdef (...)")
+# an engine-made id inside a longer string of the engine's ("missing: fact_0123456789abcdef (...)" in a log entry)
 _EMBEDDED = re.compile(r"\b[A-Za-z]+_[0-9a-f]{16}\b")
-# the user's own words, wherever they are kept (a memory's text, its tokens and entities, a fact's value, the turn
-# it answered): an id they typed stays as they typed it
-_USER_TEXT = frozenset({"content", "tokens", "entities", "value", "context"})
+# the user's words, wherever a record keeps them (its text, tokens and entities, a fact's value, the turn it
+# answered, and the names it is filed under, which are also the file's readable columns): left as said
+_USER_TEXT = frozenset({"content", "tokens", "entities", "value", "context", "project", "session"})
 
 
 def keyed_ids(ids: Iterable[str], key: bytes) -> dict[str, str]:
@@ -32,21 +32,23 @@ def keyed_ids(ids: Iterable[str], key: bytes) -> dict[str, str]:
     return out
 
 
-def _string(s: str, ids: Mapping[str, str]) -> str:
+def _string(s: str, ids: Mapping[str, str], inside: bool) -> str:
     if s in ids:
         return ids[s]
-    return _EMBEDDED.sub(lambda m: ids.get(m.group(0), m.group(0)), s) if "_" in s else s
+    return _EMBEDDED.sub(lambda m: ids.get(m.group(0), m.group(0)), s) if inside and "_" in s else s
 
 
-def renamed(value: Any, ids: Mapping[str, str]) -> Any:
-    """``value`` (a record's or a log entry's JSON) with every old id replaced,
-    as a value, a key or inside a string; the user's own words are left as said."""
+def renamed(value: Any, ids: Mapping[str, str], inside: bool = False) -> Any:
+    """``value`` (a record's or a log entry's JSON) with every old id replaced
+    where it is a value or a key; ``inside`` (a log entry, which the engine
+    writes) inside its strings too. What a user said or named is left as said:
+    an id-shaped word in their metadata is theirs."""
     if isinstance(value, str):
-        return _string(value, ids)
+        return _string(value, ids, inside)
     if isinstance(value, list):
-        return [renamed(v, ids) for v in value]
+        return [renamed(v, ids, inside) for v in value]
     if isinstance(value, dict):
-        return {_string(k, ids): (v if k in _USER_TEXT else renamed(v, ids)) for k, v in value.items()}
+        return {_string(k, ids, False): (v if k in _USER_TEXT else renamed(v, ids, inside)) for k, v in value.items()}
     return value
 
 

@@ -166,7 +166,8 @@ class SealedFile:
             for (rowid, rid, _, blob), text in zip(rows, texts)])
         entries = [(seq, old.open_text(e, b"log", seq)) for seq, e in self.db.execute("SELECT seq, entry FROM log")]
         if ids:
-            entries = [(seq, json.dumps(renamed(json.loads(e), ids), ensure_ascii=False, default=str)) for seq, e in entries]
+            entries = [(seq, json.dumps(renamed(json.loads(e), ids, inside=True), ensure_ascii=False, default=str))
+                       for seq, e in entries]
         self.db.executemany("UPDATE log SET entry = ? WHERE seq = ?", [
             (new.seal_text(e, b"log", seq), seq) for seq, e in entries])
 
@@ -288,6 +289,7 @@ class SealedFile:
 
     # ---- the list of backups (sealed in an encrypted store: a path written into it would be overwritten by a forget)
     def backups(self) -> list[dict]:
+        self._check_header()  # a plain opener of a file sealed since reads no sealed text as a list
         listed = self._meta_get("backups")
         if listed is None:
             return []

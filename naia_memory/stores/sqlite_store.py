@@ -21,10 +21,12 @@ busy timeout), so committing costs O(change), not a rewrite of the file.
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -40,6 +42,17 @@ from .sqlite_file import (VECTOR_INDEXES, Fields, create_private, fts_text, meta
                           vec_top_k)
 from .sqlite_roster import Delta, Roster, graph_mark, memory_mark, roster_key
 from .sqlite_sealing import SealedFile, _roll_back
+
+
+def _writes(method: Callable) -> Callable:
+    """A store method that writes: a failure that took the whole transaction
+    with it (SQLite rolls back by itself on a full disk) is said where it
+    happened (``SqliteStore._writing``), not at some later, unrelated write."""
+    @functools.wraps(method)
+    def wrapper(self, *args: Any, **kwargs: Any) -> Any:
+        with self._writing():
+            return method(self, *args, **kwargs)
+    return wrapper
 
 
 def _columns(r: MemoryRecord) -> tuple:
@@ -177,7 +190,7 @@ class SqliteStore(SealedFile, CachedReads):
         import apsw
 
         if self._in_txn and not self.db.in_transaction:
-            self._lost()
+            self._mark_lost()  # (missed where it failed): a new transaction, on a cache the next call reads again
         if not self._in_txn:
             try:
                 self.db.execute("BEGIN IMMEDIATE")
@@ -199,15 +212,31 @@ class SqliteStore(SealedFile, CachedReads):
             self._delta = Delta()
             self._in_txn = True
 
-    def _lost(self) -> None:
+    def _mark_lost(self) -> None:
         """SQLite rolled this process's write transaction back by itself (a full
-        disk, say) after a failed statement: the cache held what it wrote, so the
-        file is read again, and the caller is told (its writes are gone)."""
+        disk, say) after a failed statement. Nothing is read here (a read can
+        fail on that disk too, and the caller is mid-rollback): the transaction
+        is dropped, with what it owed the graph and the roster, and the cache,
+        which holds its writes, is marked stale, so the next call through the
+        engine reads the file again (``changed_elsewhere``) and rebuilds its maps."""
         self._in_txn = False
         self._delta = Delta()
-        self._reload()
-        raise StoreError(f"{self.path}: the file rolled back this process's open write transaction by itself (a full "
-                         "disk?); what it held was not written, and the store was read again")
+        self.graph.changed.clear()
+        self._seen_version = -1
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Around a write statement: a failure that took the whole transaction
+        with it is said as such, where it happened."""
+        try:
+            yield
+        except BaseException as e:
+            if self._in_txn and not self.db.in_transaction:
+                self._mark_lost()
+                raise StoreError(f"{self.path}: the file rolled back this process's open write transaction by itself "
+                                 f"({type(e).__name__}: {e}); nothing it held was written, and the store reads the "
+                                 "file again at its next call") from e
+            raise
 
     def end_write(self) -> None:
         """The caller has undone what it wrote since the last commit (a batch
@@ -221,9 +250,7 @@ class SqliteStore(SealedFile, CachedReads):
             self.commit()
         except BaseException:
             _roll_back(self.db)  # (a COMMIT that failed on a full disk was rolled back by SQLite already)
-            self._in_txn = False
-            self._delta = Delta()
-            self._reload()
+            self._mark_lost()  # the cache holds what was not written: read again at the next call
             raise
 
     def commit(self) -> None:
@@ -232,21 +259,23 @@ class SqliteStore(SealedFile, CachedReads):
         self._begin()
         changed = self.graph.take_changes()  # O(changed edges), not a scan of the graph
         try:
-            if changed and self._sealer is not None:  # the words of the graph are sealed as one blob
-                sealed = self._fields.seal_text(json.dumps(self.graph.to_json(), ensure_ascii=False), b"graph")
-                self._meta_set("graph_sealed", sealed)
-                self._delta.graph = graph_mark(sealed)
-                changed = []
-            kept = [row for row in changed if row[2] is not None]
-            gone = [(a, b) for a, b, w in changed if w is None]  # taken back by a forget
-            if kept:
-                self.db.executemany("INSERT INTO edges(a, b, w) VALUES (?, ?, ?) ON CONFLICT(a, b) DO UPDATE SET w = excluded.w", kept)
-            if gone:
-                self.db.executemany("DELETE FROM edges WHERE a = ? AND b = ?", gone)
-            self._fold_roster()
-            self.db.execute("COMMIT")
+            with self._writing():
+                if changed and self._sealer is not None:  # the words of the graph are sealed as one blob
+                    sealed = self._fields.seal_text(json.dumps(self.graph.to_json(), ensure_ascii=False), b"graph")
+                    self._meta_set("graph_sealed", sealed)
+                    self._delta.graph = graph_mark(sealed)
+                    changed = []
+                kept = [row for row in changed if row[2] is not None]
+                gone = [(a, b) for a, b, w in changed if w is None]  # taken back by a forget
+                if kept:
+                    self.db.executemany("INSERT INTO edges(a, b, w) VALUES (?, ?, ?) ON CONFLICT(a, b) DO UPDATE SET w = excluded.w", kept)
+                if gone:
+                    self.db.executemany("DELETE FROM edges WHERE a = ? AND b = ?", gone)
+                self._fold_roster()
+                self.db.execute("COMMIT")
         except BaseException:
-            self.graph.changed.update((a, b) for a, b, _ in changed)  # still owed to the database
+            if self._in_txn:
+                self.graph.changed.update((a, b) for a, b, _ in changed)  # still owed to the database
             raise
         self._in_txn = False
         self._delta = Delta()
@@ -305,8 +334,9 @@ class SqliteStore(SealedFile, CachedReads):
                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*values, vector))
         except BaseException as e:  # not stored: not held as stored either (a text the file cannot encode, a taken id)
             self._cache.remove(record.id)
-            if not self.db.in_transaction:  # SQLite rolled the whole transaction back by itself (a full disk)
-                self._lost()
+            if self._in_txn and not self.db.in_transaction:  # SQLite rolled the whole transaction back (a full disk)
+                with self._writing():
+                    raise
             if opened:  # nothing else is in this transaction: end it, so no write lock is left held
                 self.db.execute("ROLLBACK")
                 self._in_txn = False
@@ -324,6 +354,7 @@ class SqliteStore(SealedFile, CachedReads):
         if self.vector_index == "sqlite-vec":
             self.db.execute("INSERT INTO memories_vec(rowid, embedding) VALUES (?, ?)", (rowid, vec.tobytes()))
 
+    @_writes
     def update(self, record: MemoryRecord) -> None:
         if record.id not in self._rowid:
             raise StoreError(f"no record {record.id}")
@@ -342,6 +373,7 @@ class SqliteStore(SealedFile, CachedReads):
                 self._fts_put(row, record.tokens)
             self._bm25.add(record.id, record.tokens, kind_tag(record.kind))
 
+    @_writes
     def set_embedding(self, record_id: str, embedding: np.ndarray) -> None:
         vec = np.asarray(embedding, dtype="<f4").reshape(-1)
         self._begin()
@@ -354,6 +386,7 @@ class SqliteStore(SealedFile, CachedReads):
             self.db.execute("DELETE FROM memories_vec WHERE rowid = ?", (rowid,))
             self.db.execute("INSERT INTO memories_vec(rowid, embedding) VALUES (?, ?)", (rowid, vec.tobytes()))
 
+    @_writes
     def delete(self, record_id: str) -> None:
         rowid = self._rowid.get(record_id)
         if rowid is None:
@@ -390,10 +423,12 @@ class SqliteStore(SealedFile, CachedReads):
             return super().vector_top_k(query, k, flt)
         return vec_top_k(self.db, query, k, flt, self._by_rowid, self._cache.records, self._cache.embeddings)
 
+    @_writes
     def note_backup(self, dest: str, sealed_separately: bool) -> None:
-        """Remember a backup this store wrote, so a forget can reach it too."""
-        kept = [b for b in self.backups() if b.get("path") != dest]
+        """Remember a backup this store wrote, so a forget can reach it too (the
+        list read under the write lock: two processes noting one each keep both)."""
         self._begin()
+        kept = [b for b in self.backups() if b.get("path") != dest]
         self._put_backups(self._fields, kept + [{"path": dest, "sealed_separately": bool(sealed_separately)}])
 
     def backup_to(self, dest: str) -> None:
@@ -410,6 +445,7 @@ class SqliteStore(SealedFile, CachedReads):
             target.close()
 
     # ---- audit log ---------------------------------------------------------------------
+    @_writes
     def append_log(self, entries: Iterable[dict[str, Any]]) -> None:
         texts = [json.dumps(e, ensure_ascii=False, default=str) for e in entries]
         if texts:
@@ -423,6 +459,7 @@ class SqliteStore(SealedFile, CachedReads):
         self._check_header()
         return [json.loads(self._fields.open_text(e, b"log", seq)) for seq, e in self.db.execute("SELECT seq, entry FROM log ORDER BY seq")]
 
+    @_writes
     def scrub_log(self, forgotten: set[str]) -> int:
         """Under the write lock from the first read: another process scrubbing
         the same entries meanwhile is read as it left them (the roster takes out
@@ -463,6 +500,7 @@ class SqliteStore(SealedFile, CachedReads):
         self._rowid.clear()
         self._by_rowid.clear()
         self._bm25 = BM25Index()
+        self._seen_version = -1  # a read that fails part-way leaves a partial cache: the next call reads again
         self._load_or_say_why()
         self._seen_version = version  # only once read whole: a read that failed (a re-key landing in it) is tried again
 
