@@ -127,3 +127,76 @@ def test_an_unfinished_commit_is_refused_where_another_process_may_be_committing
     s = QdrantStore(path=str(path), recover=True)  # the folder's lock was let go by the refused open
     assert sorted(r.content for r in s.records(None)) == ["I live in Lisbon"]
     s.close()
+
+
+# ---- a review of the undo record (a helper session; each fails on the code before) ---------------------------------
+
+def test_an_undo_record_a_failed_put_back_left_is_extended_not_replaced(tmp_path, tokenizer, t0):
+    """The put-back failed too (the disk still full), then a search flushed the
+    queued points: a new record, made from the half-written file, replaced the
+    one on disk, and a death then 'recovered' to the half state."""
+    path = tmp_path / "q"
+    m = _m(path, tokenizer)
+    m.encode(content="I live in Lisbon", now=t0)
+    before = sorted((r.content, r.status) for r in m.store.records(None)), len(m.store.log())
+    m.store.autosave = False
+    m.encode(content="I run on Tuesdays", now=t0 + timedelta(minutes=1))
+    store, broken = m.store, []
+    real_upsert, real_delete = store.client.upsert, store.client.delete
+
+    def upsert(collection_name, points, **kw):  # the graph write fails, and every write after it
+        if broken or (collection_name == store.meta_collection and any(p.id == 2 for p in points)):
+            broken.append(1)
+            raise OSError("the disk is full")
+        return real_upsert(collection_name, points=points, **kw)
+
+    store.client.upsert = upsert
+    store.client.delete = lambda *a, **k: (_ for _ in ()).throw(OSError("the disk is full"))
+    with pytest.raises(OSError):
+        store.commit()
+    store.client.upsert, store.client.delete = real_upsert, real_delete
+    m.recall(query="Tuesdays", now=t0 + timedelta(hours=1))  # space again: a flush, before the process dies
+    _dies(m)
+    assert _held(path) == before
+
+
+def test_a_forget_whose_commit_fails_leaves_the_log_as_the_last_commit_did(tmp_path, tokenizer, t0):
+    """The log's scrub was written straight away, outside the transaction: a
+    forget that failed and a death left the memory with its log entry scrubbed."""
+    path = tmp_path / "q"
+    m = _m(path, tokenizer)
+    x = m.encode(content="I live in Lisbon", now=t0).id
+    m.store.append_log([{"op": "ADD", "target_id": x, "candidate": "I live in Lisbon"}])
+    m.store.commit()
+    before = sorted((r.content, r.status) for r in m.store.records(None)), len(m.store.log())
+    log_before = m.store.log()
+    _failing(m.store, lambda c, pts: c == m.store.meta_collection and any(p.id == _META_ID for p in pts))
+    with pytest.raises(OSError):
+        m.forget(memory_id=x)
+    _dies(m)
+    assert _held(path) == before
+    s = QdrantStore(path=str(path))
+    assert s.log() == log_before
+    s.close()
+
+
+def test_a_new_store_whose_first_commit_never_finished_opens_as_new(tmp_path, tokenizer, t0, monkeypatch):
+    path = tmp_path / "q"
+    real = QdrantStore.commit
+
+    def first_fails(self):
+        monkeypatch.setattr(QdrantStore, "commit", real)
+        _failing(self, lambda c, pts: c == self.meta_collection and any(p.id == _META_ID for p in pts))
+        try:
+            real(self)
+        finally:
+            self.client.close()  # and the process ends
+            self.client = None
+
+    monkeypatch.setattr(QdrantStore, "commit", first_fails)
+    with pytest.raises(OSError):
+        _m(path, tokenizer)  # binding the embedder commits
+    m = _m(path, tokenizer)  # was: "collection exists without naia metadata"
+    m.encode(content="I live in Lisbon", now=t0)
+    m.close()
+    assert _held(path)[0] == [("I live in Lisbon", "active")]

@@ -69,6 +69,7 @@ class QdrantStore(CachedReads):
         self._meta: dict[str, Any] = {"format": "naia-memory-qdrant", "embedder": None}
         self.graph = EntityGraph()
         self._undo: dict[str, Any] | None = None  # the open transaction's undo record (written before its first change)
+        self._log_dirty: set[int] = set()  # flushed log entries scrubbed since: rewritten at the next commit
         self._recover = (url is None) if recover is None else bool(recover)
         if not self.client.collection_exists(self.meta_collection):
             self.client.create_collection(self.meta_collection, vectors_config=models.VectorParams(size=1, distance=models.Distance.DOT))
@@ -136,6 +137,10 @@ class QdrantStore(CachedReads):
             undo["points"].update({i: old.get(_pid(i)) for i in fresh})
         if log_to is not None:
             undo["log_to"] = log_to
+            fresh_log = [i for i in self._log_dirty if str(i) not in undo["log_old"]]
+            if fresh_log:
+                undo["log_old"].update({str(int(p.id) - 1000): p.payload["data"] for p in self.client.retrieve(
+                    self.meta_collection, ids=[1000 + i for i in fresh_log], with_payload=True)})
         self._put_meta(_UNDO_ID, undo)
         if self._deleted:
             self.client.delete(self.collection, points_selector=self.models.PointIdsList(points=[_pid(i) for i in self._deleted]))
@@ -148,10 +153,14 @@ class QdrantStore(CachedReads):
         """Begun at a transaction's first write: the metadata and graph as the
         file holds them, and where its log ends."""
         if self._undo is None:
-            saved = {int(p.id): p.payload["data"]
-                     for p in self.client.retrieve(self.meta_collection, ids=[_META_ID, _GRAPH_ID], with_payload=True)}
-            self._undo = {"points": {}, "meta": saved.get(_META_ID), "graph": saved.get(_GRAPH_ID),
-                          "log_from": self._log_flushed, "log_to": self._log_flushed}
+            saved = {int(p.id): p.payload["data"] for p in self.client.retrieve(
+                self.meta_collection, ids=[_META_ID, _GRAPH_ID, _UNDO_ID], with_payload=True)}
+            if _UNDO_ID in saved:  # a put-back that failed left its record: what it restores stays the truth
+                self._undo = json.loads(saved[_UNDO_ID])
+                self._undo.setdefault("log_old", {})
+            else:
+                self._undo = {"points": {}, "meta": saved.get(_META_ID), "graph": saved.get(_GRAPH_ID),
+                              "log_from": self._log_flushed, "log_to": self._log_flushed, "log_old": {}}
         return self._undo
 
     def _apply_undo(self, undo: dict[str, Any]) -> None:
@@ -171,6 +180,13 @@ class QdrantStore(CachedReads):
                 self.client.delete(self.meta_collection, points_selector=m.PointIdsList(points=[pid]))
             else:
                 self.client.upsert(self.meta_collection, points=[m.PointStruct(id=pid, vector=[1.0], payload={"data": data})])
+        old_log = [m.PointStruct(id=1000 + int(i), vector=[1.0], payload={"data": data})
+                   for i, data in undo.get("log_old", {}).items()]
+        if old_log:
+            self.client.upsert(self.meta_collection, points=old_log)
+        if undo["meta"] is None and self.client.collection_exists(self.collection) \
+                and self.client.count(self.collection).count == 0:
+            self.client.delete_collection(self.collection)  # made for a new store whose first commit never finished
         added = list(range(1000 + undo["log_from"], 1000 + undo["log_to"]))
         if added:
             self.client.delete(self.meta_collection, points_selector=m.PointIdsList(points=added))
@@ -191,34 +207,42 @@ class QdrantStore(CachedReads):
             self._flush_points(log_to=len(self._log))
             self._put_meta(_META_ID, self._meta)
             self._put_meta(_GRAPH_ID, self.graph.to_json())
-            if new:
+            rewritten = [(i, self._log[i]) for i in sorted(self._log_dirty)]
+            if new or rewritten:
                 self.client.upsert(self.meta_collection, points=[
-                    self.models.PointStruct(id=1000 + self._log_flushed + i, vector=[1.0], payload={"data": json.dumps(e, ensure_ascii=False, default=str)})
-                    for i, e in enumerate(new)])
+                    self.models.PointStruct(id=1000 + i, vector=[1.0], payload={"data": json.dumps(e, ensure_ascii=False, default=str)})
+                    for i, e in (*rewritten, *enumerate(new, self._log_flushed))])
             self.client.delete(self.meta_collection, points_selector=self.models.PointIdsList(points=[_UNDO_ID]))
         except BaseException:
             self._put_back()
             raise
         self._undo = None
         self._log_flushed = len(self._log)
+        self._log_dirty.clear()
 
     def _put_back(self) -> None:
         """After a failed commit: the file as before the transaction (if even
         that fails, the undo record stays and the next open puts it back), and
         every point it touched queued again from what this process holds."""
-        undo, self._undo = self._undo, None
+        undo = self._undo
         if undo is None:
             return
         try:
             self._apply_undo(undo)
-        except Exception:  # the record is still in the file: the next open applies it
-            pass
+            self._undo = None
+        except BaseException:  # the record is still in the file: kept (later flushes extend it), the next open applies it
+            self._requeue(undo)
+            return
+        self._requeue(undo)
+
+    def _requeue(self, undo: dict[str, Any]) -> None:
         for i in undo["points"]:
             if i in self._cache.records:
                 self._stage(self._cache.records[i])
             else:
                 self._pending.pop(i, None)
                 self._deleted.add(i)
+        self._log_dirty.update(int(i) for i in undo.get("log_old", {}))
 
     def close(self) -> None:
         if self.client is None:
@@ -360,11 +384,9 @@ class QdrantStore(CachedReads):
             if clean is not None:
                 self._log[i] = clean
                 changed.append(i)
-        flushed = [i for i in changed if i < self._log_flushed]  # already in Qdrant: overwrite those points
-        if flushed:
-            self.client.upsert(self.meta_collection, points=[
-                self.models.PointStruct(id=1000 + i, vector=[1.0], payload={"data": json.dumps(self._log[i], ensure_ascii=False, default=str)})
-                for i in flushed])
+        # already in Qdrant: those points are overwritten at commit, inside its transaction (their text as the file
+        # holds it goes into the undo record first, so a commit that fails puts them back with everything else)
+        self._log_dirty.update(i for i in changed if i < self._log_flushed)
         return len(changed)
 
     def erase_freed(self) -> None:
