@@ -15,18 +15,17 @@ busy timeout), so committing costs O(change), not a rewrite of the file.
   both.
 - Schema migrations by version number (``meta.schema_version``); the file's
   schema, opening checks and field sealing are in ``sqlite_file``, the reads
-  shared with the JSON store in ``cached_reads``.
+  shared with the JSON store in ``cached_reads``, the write transactions in
+  ``sqlite_transactions``, the key and the roster in ``sqlite_sealing``.
 - The stock ``sqlite3`` module of many Pythons cannot load extensions; this
   store uses ``apsw``, which can.
 """
 from __future__ import annotations
 
-import functools
 import json
 import os
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -34,25 +33,14 @@ from ..cognition.bm25 import BM25Index
 from ..cognition.graph import EntityGraph
 from ..records import MemoryRecord
 from .cache import RecordCache, check_embedder
-from .lock import StoreInUseError
 from .cached_reads import CachedReads
-from .crypto import Damaged, Sealer, WrongPassphrase
+from .crypto import Damaged, Sealer
 from .port import IdTakenError, RecordFilter, StoreError, kind_tag, scrub_entry
 from .sqlite_file import (VECTOR_INDEXES, Fields, create_private, fts_text, meta_get, meta_put, migrate, open_connection,
                           vec_top_k)
 from .sqlite_roster import Delta, Roster, graph_mark, memory_mark, roster_key
-from .sqlite_sealing import SealedFile, _roll_back
-
-
-def _writes(method: Callable) -> Callable:
-    """A store method that writes: a failure that took the whole transaction
-    with it (SQLite rolls back by itself on a full disk) is said where it
-    happened (``SqliteStore._writing``), not at some later, unrelated write."""
-    @functools.wraps(method)
-    def wrapper(self, *args: Any, **kwargs: Any) -> Any:
-        with self._writing():
-            return method(self, *args, **kwargs)
-    return wrapper
+from .sqlite_sealing import SealedFile
+from .sqlite_transactions import Transactions, _writes
 
 
 def _columns(r: MemoryRecord) -> tuple:
@@ -62,7 +50,7 @@ def _columns(r: MemoryRecord) -> tuple:
             len(r.tokens))
 
 
-class SqliteStore(SealedFile, CachedReads):
+class SqliteStore(Transactions, SealedFile, CachedReads):
     def __init__(self, path: str | os.PathLike, *, vector_index: str = "matrix", autosave: bool = True,
                  busy_timeout_ms: int = 5000, passphrase: str | None = None):
         """``passphrase``: field-level encryption (``stores/crypto.py``): each
@@ -184,101 +172,6 @@ class SqliteStore(SealedFile, CachedReads):
             self.graph = EntityGraph.from_json(json.loads(self._fields.open_text(sealed, b"graph")) if sealed else [])
         else:
             self.graph = EntityGraph.from_json([[a, b, w] for a, b, w in self.db.execute("SELECT a, b, w FROM edges")])
-
-    # ---- transactions ------------------------------------------------------------
-    def _begin(self) -> None:
-        import apsw
-
-        if self._in_txn and not self.db.in_transaction:
-            self._mark_lost()  # (missed where it failed): a new transaction, on a cache the next call reads again
-        if not self._in_txn:
-            try:
-                self.db.execute("BEGIN IMMEDIATE")
-            except apsw.BusyError as e:
-                raise StoreInUseError(f"{self.path}: another process held the file's write lock for longer than "
-                                      f"busy_timeout_ms ({self._busy_ms} ms); "
-                                      "nothing was written, try again (or open with a longer busy_timeout_ms)") from e
-            if self._sealer is None and self._data_version() != self._seen_version \
-                    and self._meta_get("encryption") is not None:  # sealed by an opener with a passphrase since
-                self.db.execute("ROLLBACK")
-                raise StoreError(f"{self.path} was encrypted by another opener since this one opened it; nothing was "
-                                 "written in the clear: reopen it with the passphrase")
-            if self._sealer is not None:  # one indexed read under the lock: never write under a key replaced since
-                try:
-                    self._check_header()
-                except WrongPassphrase:
-                    self.db.execute("ROLLBACK")
-                    raise
-            self._delta = Delta()
-            self._in_txn = True
-
-    def _mark_lost(self) -> None:
-        """SQLite rolled this process's write transaction back by itself (a full
-        disk, say) after a failed statement. Nothing is read here (a read can
-        fail on that disk too, and the caller is mid-rollback): the transaction
-        is dropped, with what it owed the graph and the roster, and the cache,
-        which holds its writes, is marked stale, so the next call through the
-        engine reads the file again (``changed_elsewhere``) and rebuilds its maps."""
-        self._in_txn = False
-        self._delta = Delta()
-        self.graph.changed.clear()
-        self._seen_version = -1
-
-    @contextmanager
-    def _writing(self) -> Iterator[None]:
-        """Around a write statement: a failure that took the whole transaction
-        with it is said as such, where it happened."""
-        try:
-            yield
-        except BaseException as e:
-            if self._in_txn and not self.db.in_transaction:
-                self._mark_lost()
-                raise StoreError(f"{self.path}: the file rolled back this process's open write transaction by itself "
-                                 f"({type(e).__name__}: {e}); nothing it held was written, and the store reads the "
-                                 "file again at its next call") from e
-            raise
-
-    def end_write(self) -> None:
-        """The caller has undone what it wrote since the last commit (a batch
-        refused part-way): end the transaction, so the write lock does not stay
-        held until this process next commits (every other process waited out
-        its timeout meanwhile). On a failure to commit, roll back and read the
-        file again: the cache then holds what the file holds."""
-        if not self._in_txn:
-            return
-        try:
-            self.commit()
-        except BaseException:
-            _roll_back(self.db)  # (a COMMIT that failed on a full disk was rolled back by SQLite already)
-            self._mark_lost()  # the cache holds what was not written: read again at the next call
-            raise
-
-    def commit(self) -> None:
-        if not self._in_txn and not self.graph.changed:
-            return  # nothing to write: do not wait for another process's write lock (a reader closing, say)
-        self._begin()
-        changed = self.graph.take_changes()  # O(changed edges), not a scan of the graph
-        try:
-            with self._writing():
-                if changed and self._sealer is not None:  # the words of the graph are sealed as one blob
-                    sealed = self._fields.seal_text(json.dumps(self.graph.to_json(), ensure_ascii=False), b"graph")
-                    self._meta_set("graph_sealed", sealed)
-                    self._delta.graph = graph_mark(sealed)
-                    changed = []
-                kept = [row for row in changed if row[2] is not None]
-                gone = [(a, b) for a, b, w in changed if w is None]  # taken back by a forget
-                if kept:
-                    self.db.executemany("INSERT INTO edges(a, b, w) VALUES (?, ?, ?) ON CONFLICT(a, b) DO UPDATE SET w = excluded.w", kept)
-                if gone:
-                    self.db.executemany("DELETE FROM edges WHERE a = ? AND b = ?", gone)
-                self._fold_roster()
-                self.db.execute("COMMIT")
-        except BaseException:
-            if self._in_txn:
-                self.graph.changed.update((a, b) for a, b, _ in changed)  # still owed to the database
-            raise
-        self._in_txn = False
-        self._delta = Delta()
 
     def close(self) -> None:
         if self.db is None:
@@ -476,42 +369,6 @@ class SqliteStore(SealedFile, CachedReads):
             self.db.executemany("UPDATE log SET entry = ? WHERE seq = ?", rows)
             self._mark_log([(seq, old, entry) for (entry, seq), old in zip(rows, was)])
         return len(rows)
-
-    def refresh(self) -> None:
-        """Re-read every record from the file: another process may have written
-        since this one loaded (a forget must cover its memories too)."""
-        self.commit()
-        self._reload()
-
-    def hold_writes(self) -> None:
-        """Take the file's write lock now, and catch up with what others
-        committed before it: from here to the next ``commit`` no other process
-        adds a row, so an operation over every row (a re-embedding) covers them
-        all. (It used to re-embed the rows it knew and switch the file's
-        dimension under another process's newer rows, which then no longer opened.)"""
-        self._begin()
-        if self._data_version() != self._seen_version:
-            self._reload()
-
-    def _reload(self) -> None:
-        version = self._data_version()  # before the read: a commit landing during it is caught up next call
-        self._check_header()  # before anything is dropped
-        self._cache = RecordCache(hnsw_from=self._cache.hnsw_from)
-        self._rowid.clear()
-        self._by_rowid.clear()
-        self._bm25 = BM25Index()
-        self._seen_version = -1  # a read that fails part-way leaves a partial cache: the next call reads again
-        self._load_or_say_why()
-        self._seen_version = version  # only once read whole: a read that failed (a re-key landing in it) is tried again
-
-    def _data_version(self) -> int:
-        return int(list(self.db.execute("PRAGMA data_version"))[0][0])
-
-    def changed_elsewhere(self) -> bool:
-        """True when another connection (another process) committed since this
-        one last read the file: SQLite's data_version moves only for others'
-        commits. Inside our own write transaction nobody else can have."""
-        return not self._in_txn and self._data_version() != self._seen_version
 
     def erase_freed(self) -> bool:
         """With ``secure_delete`` a deleted row's bytes are zeroed, but FTS5
