@@ -19,6 +19,7 @@ at open means a process died mid-commit: the file is put back the same way.
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from typing import Any, Iterable, Iterator
 
@@ -32,6 +33,7 @@ from .cache import RecordCache, check_embedder
 from .cached_reads import CachedReads
 from .port import RecordFilter, StoreError, kind_tag, scrub_entry
 
+log = logging.getLogger("naia_memory")
 _NS = uuid.UUID("5d1f0c3e-8a52-4c1b-9a57-7f0e2b3c4d5e")
 _META_ID, _GRAPH_ID, _UNDO_ID = 1, 2, 3
 
@@ -230,8 +232,12 @@ class QdrantStore(CachedReads):
         try:
             self._apply_undo(undo)
             self._undo = None
-        except BaseException:  # the record is still in the file: kept (later flushes extend it), the next open applies it
+        except BaseException as e:  # the record is still in the file: kept (later flushes extend it), the next open applies it
+            log.warning("%s: a failed commit could not be put back (%s: %s); its undo record stays in the collection "
+                        "and is applied when the store is next opened", self.path, type(e).__name__, e)
             self._requeue(undo)
+            if not isinstance(e, Exception):  # an interrupt is not swallowed
+                raise
             return
         self._requeue(undo)
 

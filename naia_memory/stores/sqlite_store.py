@@ -214,6 +214,7 @@ class SqliteStore(Transactions, SealedFile, CachedReads):
     def _row_values(self, r: MemoryRecord) -> tuple:
         return (r.id, *_columns(r), self._fields.seal_text(json.dumps(r.to_json(), ensure_ascii=False), b"record", r.id))
 
+    @_writes
     def put(self, record: MemoryRecord, embedding: np.ndarray) -> None:
         import apsw
 
@@ -227,9 +228,8 @@ class SqliteStore(Transactions, SealedFile, CachedReads):
                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*values, vector))
         except BaseException as e:  # not stored: not held as stored either (a text the file cannot encode, a taken id)
             self._cache.remove(record.id)
-            if self._in_txn and not self.db.in_transaction:  # SQLite rolled the whole transaction back (a full disk)
-                with self._writing():
-                    raise
+            if self._in_txn and not self.db.in_transaction:  # the whole transaction went with it: said by _writes
+                raise
             if opened:  # nothing else is in this transaction: end it, so no write lock is left held
                 self.db.execute("ROLLBACK")
                 self._in_txn = False
