@@ -32,12 +32,13 @@ from .llm.reflector import LLMReflector
 from .llm.summarizer import LLMSummarizer
 from .ownership import VerifierRequired
 from .providers import create_provider, provider_names
+from .review import FactChange
 from .stores.json_store import LocalStore
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "ConsolidationReport", "Decision", "DecisionOp", "EncodeResult", "EngineConfig", "ForgetVerifier", "ImportanceScore", "InvalidInput", "LLMReflector", "LLMSummarizer", "LocalStore",
+    "ConsolidationReport", "Decision", "DecisionOp", "EncodeResult", "EngineConfig", "FactChange", "ForgetVerifier", "ImportanceScore", "InvalidInput", "LLMReflector", "LLMSummarizer", "LocalStore",
     "MemoryKind", "MemoryProvider", "MemorySystem", "RecallHit", "RecallResult", "Role", "SupportsBackup",
     "SupportsBatch", "SupportsDecay", "SupportsGraph", "SupportsHistory", "SupportsImportance", "capabilities_of", "create_provider",
     "provider_names", "Turn", "UnknownMemoryError", "VerifierRequired",

@@ -7,6 +7,8 @@ that wrote it (read from the store), so no model is named by hand.
     naia-memory search "where do I live"        # read-only: nothing is strengthened
     naia-memory stats
     naia-memory edit fact_... "I live in Porto"
+    naia-memory changes                         # facts recently ended by what was said, newest first
+    naia-memory revert fact_...                 # take one back: the old fact is current again
     naia-memory forget --id ep_...              # or --project NAME, or --everything (asks unless --yes)
     naia-memory export backup.json [--passphrase-env VAR]   /   naia-memory import backup.json
     naia-memory rekey --new-passphrase-env VAR  # encrypt, or change the passphrase (--plain: write it in the clear)
@@ -157,6 +159,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("edit", help="correct a memory (the old version is kept as history)")
     p.add_argument("id")
     p.add_argument("content")
+    p = sub.add_parser("changes", help="the facts recently ended by what was said, newest first")
+    p.add_argument("--project", default="default")
+    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("revert", help="take back an update: the fact it ended is current again")
+    p.add_argument("id", help="the ended fact, or the fact that replaced it")
     p = sub.add_parser("forget", help="erase a memory and what was made from it, a project, or everything")
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--id")
@@ -250,6 +258,15 @@ def _run(m, args: argparse.Namespace) -> int:
         _print_json(_stats(m))
     elif args.command == "edit":
         print(m.edit(memory_id=args.id, content=args.content))
+    elif args.command == "changes":
+        found = m.changes(project=args.project, limit=args.limit)
+        if args.json:
+            _print_json([c.to_json() for c in found])
+        for c in found if not args.json else ():
+            ended = f"-> {c.new_id}  {c.new}" if c.new_id else "ended"
+            print(f"{c.at.isoformat()}  {c.op:<6}  {c.old_id}  {c.old}\n    {ended}\n    said: {c.said}  ({c.reason})")
+    elif args.command == "revert":
+        print(m.revert(memory_id=args.id))
     elif args.command == "forget":
         if (args.project is not None or args.everything) and not args.yes:
             what = "everything" if args.everything else f"project {args.project!r}"

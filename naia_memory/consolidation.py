@@ -249,6 +249,8 @@ class Consolidator:
             fact.metadata["when"] = to_json(when)
         if verdict.op == "refine":
             fact.metadata["refines"] = verdict.target_id
+        if filed is not None and filed != cand.attribute:  # taken from the fact it replaces: a revert gives it back
+            fact.metadata["attribute_from"] = replaced.id
         if self.place is not None:
             self.place(fact, vec)
         try:

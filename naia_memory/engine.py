@@ -41,6 +41,7 @@ from .consolidation import Consolidator
 from .encoding import Encoder
 from .hits import to_hit
 from .ownership import OwnerControls
+from .review import UpdateReview
 from .hierarchy import Hierarchy
 from .hgvm_controls import HgvmControls
 from .lifecycle import LifecycleControls
@@ -55,7 +56,7 @@ from .stores.port import IdTakenError, RecordFilter, StoragePort
 log = logging.getLogger("naia_memory")
 
 
-class MemorySystem(OwnerControls, LifecycleControls, HgvmControls):
+class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, HgvmControls):
     """The naia memory engine. See README "Library quick start"."""
 
     def __init__(

@@ -51,6 +51,7 @@ ENGINE_KEYS = frozenset({
     "source_ids", "when", "summarizes", "summarized_by", "evidence", "refines", "stale_fact", "path", "cues",
     "importance", "superseded_by_episode", "superseded_reason", "archived_at", "revived_at", "strength_at_archive",
     "undecided_attempts", "edited_by_user",
+    "reverted", "attribute_from",  # an update decision taken back (review.py), a slot taken from the fact replaced
     "context",  # the turn a short answer was indexed with: a dict there stopped every forget of the store (a 500 for all)
     "structured",  # marks Koog-style facts, which the hierarchy leaves unplaced
 })

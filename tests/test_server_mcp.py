@@ -47,7 +47,7 @@ def test_mcp_tools_over_stdio(tmp_path, tokenizer):
             seen["after"] = (await c.call_tool("list", {})).structured_content["result"]
 
     anyio.run(session)
-    assert seen["tools"] == ["consolidate", "forget", "list", "recall", "remember"]
+    assert seen["tools"] == ["changes", "consolidate", "forget", "list", "recall", "remember", "revert"]
     assert seen["stored"]["stored"] is True and seen["stored"]["id"].startswith("ep_")
     assert seen["recall"][0]["memory"] == "I live in Lisbon"
     assert seen["consolidate"]["turns"] == 2 and seen["consolidate"]["decisions"]["ADD"] == 2
@@ -65,3 +65,36 @@ def test_mcp_tools_over_stdio(tmp_path, tokenizer):
         assert not any("Lisbon" in h.content for h in m.memories(project=None, include_inactive=True))
     finally:
         m.close()
+
+
+def test_mcp_changes_and_revert(tmp_path, tokenizer, t0):
+    """An agent asked "did you really stop liking pad thai?" lists the change and takes it back."""
+    from datetime import timedelta
+
+    path = tmp_path / "m.json"
+    m = MemorySystem(store=LocalStore(path), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)
+    m.encode(content="my favorite food is pad thai", now=t0)
+    m.consolidate(now=t0 + timedelta(minutes=1))
+    m.encode(content="congee is my favorite thing to eat now", now=t0 + timedelta(days=1))
+    m.consolidate(now=t0 + timedelta(days=1, minutes=1))
+    other = m.encode(content="I live in Oslo", project="someone-else").id
+    m.close()
+    params = StdioServerParameters(command=sys.executable, args=["-m", "naia_memory.cli", "--store", str(path), "serve", "mcp"],
+                                   cwd=str(REPO), env={**os.environ, "PYTHONPATH": str(REPO)})
+    seen: dict = {}
+
+    async def session() -> None:
+        async with Client(params, read_timeout_seconds=60) as c:
+            seen["changes"] = (await c.call_tool("changes", {})).structured_content["result"]
+            seen["other"] = await c.call_tool("revert", {"memory_id": other})
+            seen["revert"] = (await c.call_tool("revert", {"memory_id": seen["changes"][0]["old_id"]})).structured_content
+            seen["again"] = await c.call_tool("revert", {"memory_id": seen["changes"][0]["old_id"]})
+            seen["after"] = (await c.call_tool("changes", {})).structured_content["result"]
+
+    anyio.run(session)
+    [ch] = seen["changes"]
+    assert (ch["op"], ch["old"], ch["new"]) == ("UPDATE", "my favorite food is pad thai", "congee is my favorite thing to eat now")
+    assert seen["other"].is_error and "no memory with id" in seen["other"].content[0].text
+    assert seen["revert"] == {"current": ch["old_id"]}
+    assert seen["again"].is_error and "active" in seen["again"].content[0].text
+    assert seen["after"] == []

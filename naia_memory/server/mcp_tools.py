@@ -2,7 +2,9 @@
 
 Tools: ``remember`` (store a turn), ``recall`` (what is relevant to a
 query), ``forget`` (one memory, with what was made from it), ``list``
-(the memories, newest last) and ``consolidate`` (waiting turns into facts).
+(the memories, newest last), ``consolidate`` (waiting turns into facts),
+``changes`` (the facts recently ended by what the user said) and
+``revert`` (take one of those back).
 One server serves one project: an agent reaches that project only, and an
 id from another project is reported as unknown. Errors come back as tool
 errors carrying the engine's message (a too-long text, an unknown id).
@@ -112,6 +114,20 @@ def build_mcp(memory, project: str = "default") -> MCPServer:
         for d in rep.decisions:
             ops[d.op.value] = ops.get(d.op.value, 0) + 1
         return {"turns": rep.episodes_processed, "decisions": ops}
+
+    @server.tool(description="The facts the memory recently ended because of something the user said, newest first: "
+                             "what it was ('old'), what replaced it ('new', null when it just ended) and what was "
+                             "said ('said'). Ask the user when one looks wrong.")
+    @_told
+    def changes(limit: Count = 20) -> list[dict[str, Any]]:
+        return [c.to_json() for c in memory.changes(project=project, limit=limit)]
+
+    @server.tool(description="Take back one of those changes when the user says the old fact still holds: the old "
+                             "fact is current again; what was said stays as a fact of its own.")
+    @_told
+    def revert(memory_id: str) -> dict[str, Any]:
+        _own(memory_id)
+        return {"current": memory.revert(memory_id=memory_id)}
 
     return server
 

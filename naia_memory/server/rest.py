@@ -5,6 +5,8 @@
     GET    /memories/{id}?user_id=   one memory
     PUT    /memories/{id}            correct it (the old version stays as history)
     GET    /memories/{id}/history    every version, oldest first
+    GET    /changes?user_id=         the facts recently ended by what the user said, newest first
+    POST   /memories/{id}/revert     take one of those back (the old fact is current again)
     DELETE /memories/{id}?user_id=   forget it (and what was made from it)
     DELETE /memories?user_id=        forget everything of a user
     POST   /search                   recall for a user
@@ -48,12 +50,16 @@ from .schemas import (
     AddEvent,
     AddOut,
     AddRequest,
+    ChangeList,
+    ChangeOut,
     ConsolidateOut,
     ConsolidateRequest,
     DeleteOut,
     HealthOut,
     MemoryList,
     MemoryOut,
+    RevertOut,
+    RevertRequest,
     SearchRequest,
     UpdateOut,
     UpdateRequest,
@@ -253,6 +259,17 @@ def create_app(memory, settings: ServerSettings, *, clock=time.monotonic) -> Fas
         user = acting(who, user_id)
         owned(memory_id, user)
         return MemoryList(results=[memory_out(h) for h in memory.history(memory_id=memory_id) if h.metadata["project"] == user])
+
+    @app.get("/changes", response_model=ChangeList, tags=["memories"])
+    def changes(user_id: str = Query(...), limit: int = Query(50, ge=1, le=1000, strict=True),
+                who: Caller = Depends(caller)) -> ChangeList:
+        user = acting(who, user_id)
+        return ChangeList(results=[ChangeOut(**c.to_json()) for c in memory.changes(project=user, limit=limit)])
+
+    @app.post("/memories/{memory_id}/revert", response_model=RevertOut, tags=["memories"])
+    def revert(memory_id: str, body: RevertRequest, who: Caller = Depends(caller)) -> RevertOut:
+        owned(memory_id, acting(who, body.user_id))
+        return RevertOut(id=memory.revert(memory_id=memory_id))
 
     @app.delete("/memories/{memory_id}", response_model=DeleteOut, tags=["memories"])
     def delete(memory_id: str, user_id: str = Query(...), who: Caller = Depends(caller)) -> DeleteOut:

@@ -93,6 +93,30 @@ class ConsolidateOut(BaseModel):
     decisions: dict[str, int]
 
 
+class RevertRequest(BaseModel):
+    user_id: str
+
+
+class ChangeOut(BaseModel):
+    op: Literal["UPDATE", "DELETE"]
+    old_id: str
+    old: str
+    new_id: str | None
+    new: str | None
+    said_id: str
+    said: str | None
+    reason: str
+    at: datetime
+
+
+class ChangeList(BaseModel):
+    results: list[ChangeOut]
+
+
+class RevertOut(BaseModel):
+    id: str = Field(description="the fact that is current again")
+
+
 class ErrorOut(BaseModel):
     detail: str
 

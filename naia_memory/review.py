@@ -1,0 +1,149 @@
+"""Review and undo the engine's own update decisions.
+
+The offline judge is wrong about one change in ten on statements it was not
+written for (README, "Facts and updates on natural speech"): "we got a new
+store manager" can end "I work at the Costco on 5th". Nothing is lost (the
+old fact is kept as superseded history), but until now the only way back was
+an ``edit`` that wrote the old text again as a new version. ``changes`` lists
+the decisions still in force, with what was said, so a user or an agent can
+ask "did you really leave Costco?"; ``revert`` takes one back: the old fact is
+current again, as if never ended, and the statement's own fact stays (it was
+said, it just did not replace anything). A mixin of ``MemorySystem``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from .contract import InvalidInput, MemoryKind, UnknownMemoryError
+from .records import ACTIVE, SUPERSEDED, MemoryRecord, ensure_aware
+from .stores.port import RecordFilter
+from .validate import check_memory_id, check_name
+
+# retire()'s episode ids that are not the judge's: a user's correction and a Koog-style save
+_NOT_THE_JUDGE = ("user-edit", "structured-save")
+
+
+@dataclass(frozen=True)
+class FactChange:
+    """One update decision in force: ``old`` ended at ``at`` because of ``said``
+    (the turn the new fact came from); ``new`` replaced it (None: it ended)."""
+    op: str  # "UPDATE" or "DELETE", as in the decision log
+    old_id: str
+    old: str
+    new_id: str | None
+    new: str | None
+    said_id: str
+    said: str | None  # None when the turn was forgotten since
+    reason: str
+    at: datetime
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "old_id": self.old_id, "old": self.old, "new_id": self.new_id, "new": self.new,
+                "said_id": self.said_id, "said": self.said, "reason": self.reason, "at": self.at.isoformat()}
+
+
+def judged(r: MemoryRecord) -> bool:
+    """A fact the update judge ended (not a user's edit, a structured save, or
+    a summary or reflection renewed from its grounds)."""
+    return (r.kind is MemoryKind.FACT and r.status == SUPERSEDED and not r.derived and not r.metadata.get("structured")
+            and "superseded_reason" in r.metadata
+            and r.metadata.get("superseded_by_episode") not in (None, *_NOT_THE_JUDGE))
+
+
+class UpdateReview:
+    def changes(self, *, project: str = "default", since: datetime | None = None,
+                limit: int | None = 50) -> list[FactChange]:
+        """The update decisions still in force in ``project``, newest first
+        (``since``: ended at or after it; ``limit``: at most that many, None
+        for all). A decision reverted, or whose old fact was forgotten, is
+        not listed."""
+        check_name(project, "project")
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0):
+            raise InvalidInput(f"limit must be a positive whole number or None, got {limit!r}")
+        lo = ensure_aware(since) if since is not None else None
+        with self._lock:
+            self._check_open()
+            ended = [r for r in self.store.records(RecordFilter(project=project, kinds=(MemoryKind.FACT,),
+                                                                statuses=(SUPERSEDED,)))
+                     if judged(r) and (lo is None or (r.valid_to or r.updated_at) >= lo)]
+            ended.sort(key=lambda r: (r.valid_to or r.updated_at, r.id), reverse=True)
+            out = []
+            for r in ended[:limit]:
+                new = self.store.get(r.superseded_by) if r.superseded_by else None
+                said_id = str(r.metadata["superseded_by_episode"])
+                said = self.store.get(said_id)
+                out.append(FactChange("UPDATE" if r.superseded_by else "DELETE", r.id, r.content,
+                                      new.id if new is not None else r.superseded_by, new.content if new is not None else None,
+                                      said_id, said.content if said is not None else None,
+                                      str(r.metadata["superseded_reason"]), r.valid_to or r.updated_at))
+            return out
+
+    def revert(self, *, memory_id: str, now: datetime | None = None) -> str:
+        """Take back the judge's decision that ended a fact: ``memory_id`` is
+        the fact it ended, or the fact that replaced it. The old fact is
+        current again (its end, successor and reason cleared; the turns it
+        came from no longer read as stale), the replacing fact stays as a
+        fact of its own, and a REVERT entry is logged. Returns the old
+        fact's id. A user's edit is not reverted here (edit again), nor a
+        fact that is current."""
+        now = ensure_aware(now)
+        with self._lock:
+            self._check_open()
+            r = self.store.get(check_memory_id(memory_id))
+            if r is None:
+                raise UnknownMemoryError(f"no memory with id {memory_id!r}")
+            old = r
+            if r.status != SUPERSEDED and r.supersedes:  # the replacing fact named: the one it ended
+                old = self.store.get(r.supersedes)
+                if old is None or old.superseded_by != r.id:
+                    raise InvalidInput(f"{memory_id} no longer replaces {r.supersedes}: nothing to revert")
+            if old.status != SUPERSEDED:
+                raise InvalidInput(f"{memory_id} is {old.status}: no update decision ended it")
+            if not judged(old):
+                why = "a user's edit (edit it again)" if old.metadata.get("superseded_by_episode") == "user-edit" \
+                    else "not the update judge's decision"
+                raise InvalidInput(f"{old.id} was ended by {why}")
+            successor_id = old.superseded_by
+            successor = self.store.get(successor_id) if successor_id else None
+            reason = str(old.metadata["superseded_reason"])
+            if successor is not None and successor.supersedes == old.id:
+                self._unlink_successor(successor, old.id)
+            self._reinstate(old, now)
+            self.store.append_log([{"op": "REVERT", "target_id": old.id, "fact_id": successor_id,
+                                    "reason": reason, "at": now.isoformat()}])
+            self.store.commit()
+            return old.id
+
+    def _unlink_successor(self, successor: MemoryRecord, old_id: str) -> None:
+        """It no longer replaces anything; a slot it took from the old fact
+        (it named none itself) is given back, with the label words that filed it."""
+        successor.supersedes = None
+        if successor.metadata.pop("attribute_from", None) == old_id and successor.attribute:
+            self.index.remove(successor)
+            successor.tokens = self.consolidator._content_tokens(successor)
+            successor.attribute = None
+            self.index.add(successor)
+        self.store.update(successor)
+
+    def _reinstate(self, old: MemoryRecord, now: datetime) -> None:
+        reverted = list(old.metadata.get("reverted") or ())
+        reverted.append({"at": now.isoformat(), "successor": old.superseded_by,
+                         "reason": old.metadata.pop("superseded_reason"),
+                         "said": old.metadata.pop("superseded_by_episode")})
+        old.status, old.valid_to, old.superseded_by, old.updated_at = ACTIVE, None, None, now
+        old.metadata["reverted"] = reverted
+        self.store.update(old)
+        # the turns it came from read as current again, unless another fact drawn from them is still ended
+        still_ended = {p: f.id for f in self.store.records(RecordFilter(project=old.project, kinds=(MemoryKind.FACT,),
+                                                                        statuses=(SUPERSEDED,)))
+                       for p in f.provenance}
+        for ep_id in old.provenance:
+            ep = self.store.get(ep_id)
+            if ep is not None and ep.kind is MemoryKind.EPISODE and ep.metadata.get("stale_fact") == old.id:
+                if ep_id in still_ended:
+                    ep.metadata["stale_fact"] = still_ended[ep_id]
+                else:
+                    del ep.metadata["stale_fact"]
+                self.store.update(ep)
