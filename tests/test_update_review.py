@@ -212,3 +212,17 @@ def test_cli_lists_and_reverts(tmp_path, tokenizer, t0, hashing):
     assert json.loads(cli("changes", "--json").stdout) == []
     refused = cli("revert", ch["old_id"])
     assert refused.returncode == 2 and "active" in refused.stderr and "Traceback" not in refused.stderr
+
+
+def test_said_again_after_a_revert_is_no_new_change_and_a_forget_scrubs_the_entry(tmp_path, hashing, tokenizer, t0):
+    m = _system("json", tmp_path, hashing, tokenizer)
+    _told(m, t0, "my favorite food is pad thai", "congee is my favorite thing to eat now")
+    [c] = m.changes()
+    m.revert(memory_id=c.old_id, now=t0 + timedelta(days=2))
+    m.encode(content="congee is my favorite thing to eat now", now=t0 + timedelta(days=3))
+    rep = m.consolidate(now=t0 + timedelta(days=3, minutes=1))
+    assert [(d.op.value, d.reason) for d in rep.decisions] == [("NOOP", "near-duplicate")]
+    assert _status(m, "my favorite food is pad thai") == "active" and m.changes() == []
+    m.forget(memory_id=c.old_id)
+    [entry] = m.audit_log(op="REVERT")
+    assert entry.get("forgotten") is True and "reason" not in entry and entry["target_id"] == c.old_id
