@@ -217,10 +217,7 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, HgvmControls)
                 try:
                     return self.encoder.encode(content, role_s, session, project, now, metadata, importance, vector)
                 except BaseException:  # a turn not stored is not the next turn's context either
-                    if last is None:
-                        self.encoder.last_turn.pop(key, None)
-                    else:
-                        self.encoder.last_turn[key] = last
+                    self._restore_last_turn(key, last)
                     raise
             try:
                 result = attempt()
@@ -228,8 +225,18 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, HgvmControls)
                 self._check_open()
                 result = attempt()
             if result.stored:
-                self._commit()
+                try:
+                    self._commit()
+                except BaseException:  # not stored after all (the store reads its file again next call)
+                    self._restore_last_turn(key, last)
+                    raise
             return result
+
+    def _restore_last_turn(self, key: tuple[str, str | None], last: str | None) -> None:
+        if last is None:
+            self.encoder.last_turn.pop(key, None)
+        else:
+            self.encoder.last_turn[key] = last
 
     def encode_many(self, *, turns: Sequence[Turn | Mapping[str, Any]], project: str = "default", batch_size: int = 64,
                     progress: Callable[[int, int], None] | None = None) -> list[EncodeResult]:

@@ -144,7 +144,12 @@ class LifecycleControls:
             raise
         store.rebind_embedder(embedder.name, embedder.dim)
         system = cls(store=store, embedder=embedder, **kwargs)
-        system._take_vectors(embedder, recs, vecs)
+        try:
+            system._take_vectors(embedder, recs, vecs)
+        except BaseException:
+            if opened:
+                store.close()  # the old vectors are what the file holds; the store is let go with them
+            raise
         return system
 
     def reindex(self, embedder: Embedder, *, batch_size: int = 64, progress: Callable[[int, int], None] | None = None) -> int:
@@ -168,15 +173,20 @@ class LifecycleControls:
 
     def _take_vectors(self, embedder: Embedder, recs: list[MemoryRecord], vecs: np.ndarray) -> int:
         with self._lock:
-            for r, v in zip(recs, vecs):
-                self.store.set_embedding(r.id, v)
-            self.embedder = embedder
-            self.pipeline.embedder = embedder
-            self.hierarchy.dim = embedder.dim  # the trees' centroids were the old embedder's: rebuild them
-            self._place_unplaced()
-            self.store.append_log([{"op": "REINDEX", "embedder": embedder.name, "dim": embedder.dim, "count": len(recs),
-                                    "at": ensure_aware(None).isoformat()}])
-            self.store.commit()
+            before = self.embedder, self.pipeline.embedder, self.hierarchy.dim
+            try:
+                for r, v in zip(recs, vecs):
+                    self.store.set_embedding(r.id, v)
+                self.embedder = embedder
+                self.pipeline.embedder = embedder
+                self.hierarchy.dim = embedder.dim  # the trees' centroids were the old embedder's: rebuild them
+                self._place_unplaced()
+                self.store.append_log([{"op": "REINDEX", "embedder": embedder.name, "dim": embedder.dim,
+                                        "count": len(recs), "at": ensure_aware(None).isoformat()}])
+                self.store.commit()
+            except BaseException:  # the file still holds the old vectors (the store reads it again): so does this
+                self.embedder, self.pipeline.embedder, self.hierarchy.dim = before
+                raise
             return len(recs)
 
     # ------------------------------------------------------------------ on, off, incognito

@@ -71,7 +71,11 @@ def test_a_closed_store_refuses_to_commit_and_closes_once(tmp_path):
             write()
 
 
-def test_edges_survive_a_failed_journal_append(tmp_path, monkeypatch):
+def test_a_consolidation_whose_journal_append_fails_is_made_again_edges_and_all(tmp_path, monkeypatch):
+    """Until session 37 the failed call's facts and edges stayed in the
+    process and the next commit wrote them; now the next call reads the file
+    again, the turns wait, and the next consolidation makes the same facts
+    and edges (held here to what a crash copy of the file reads)."""
     p = str(tmp_path / "s.json")
     m = MemorySystem(store=LocalStore(p), embedder=HashingEmbedder(dim=32))
     m.encode(content="I live in Seoul and work at Naver as an engineer", now=T0)
@@ -84,11 +88,15 @@ def test_edges_survive_a_failed_journal_append(tmp_path, monkeypatch):
     with pytest.raises(OSError):
         m.consolidate(now=T0 + timedelta(minutes=1))
     monkeypatch.undo()
-    assert m.store.graph.edges  # consolidation put edges in the graph
+    assert m.store.graph.edges  # consolidation put edges in the graph, in the process only
     m.encode(content="My sister studies medicine in Daegu", now=T0 + timedelta(minutes=2))  # commits fine
+    assert not m.store.graph.edges and not m.facts() and not m.audit_log(op=["ADD", "UPDATE"])
+    m.consolidate(now=T0 + timedelta(minutes=3))
+    assert m.store.graph.edges and len(m.facts()) >= 3
     s = LocalStore(crash_copy(str(tmp_path), "s.json", tmp_path / "crash"))
     try:
         assert dict(s.graph.edges) == dict(m.store.graph.edges)
+        assert sorted(r.content for r in s.records()) == sorted(r.content for r in m.store.records())
     finally:
         s.close()
         m.close()

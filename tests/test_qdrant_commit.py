@@ -95,21 +95,23 @@ def test_a_search_mid_transaction_writes_nothing_that_outlives_a_death(tmp_path,
     assert _held(path) == before
 
 
-def test_after_a_failed_commit_the_next_one_writes_what_the_process_holds(tmp_path, tokenizer, t0):
+def test_after_a_failed_commit_the_store_reads_the_file_again(tmp_path, tokenizer, t0):
+    """Until session 37 the failed transaction's changes were queued again
+    and the next commit wrote them: a call that failed was stored after all."""
     path = tmp_path / "q"
     m = _m(path, tokenizer)
     m.encode(content="I live in Lisbon", now=t0)
     once = []
     _failing(m.store, lambda c, pts: not once and c == m.store.meta_collection and any(p.id == _META_ID for p in pts)
              and not once.append(1))
-    m.store.autosave = False
-    m.encode(content="I run on Tuesdays", now=t0 + timedelta(minutes=1))
     with pytest.raises(OSError):
-        m.store.commit()
-    m.store.commit()  # the changes were queued again: written whole this time
+        m.encode(content="I run on Tuesdays", now=t0 + timedelta(minutes=1))
+    m.encode(content="I play bass in a band", now=t0 + timedelta(minutes=2))  # read again first, then written
     held = sorted((r.content, r.status) for r in m.store.records(None)), len(m.store.log())
+    assert [c for c, _ in held[0]] == ["I live in Lisbon", "I play bass in a band"]
+    assert "I run on Tuesdays" not in m.recall(query="Tuesdays", now=t0 + timedelta(hours=1), strengthen=False).contents()
     m.close()
-    assert _held(path) == held and len(held[0]) == 2
+    assert _held(path) == held
 
 
 def test_an_unfinished_commit_is_refused_where_another_process_may_be_committing(tmp_path, tokenizer, t0):
@@ -200,3 +202,81 @@ def test_a_new_store_whose_first_commit_never_finished_opens_as_new(tmp_path, to
     m.encode(content="I live in Lisbon", now=t0)
     m.close()
     assert _held(path)[0] == [("I live in Lisbon", "active")]
+
+
+def _collections(path) -> list[str]:
+    s = QdrantStore(path=str(path))
+    names = sorted(c.name for c in s.client.get_collections().collections)
+    s.close()
+    return names
+
+
+def _vectors(path, dim) -> dict[str, int]:
+    m = MemorySystem(store=QdrantStore(path=str(path)), embedder=HashingEmbedder(dim=dim))
+    out = {r.content: int(m.store.embeddings([r.id]).shape[1]) for r in m.store.records(None)}
+    assert m.recall(query="Lisbon", now=None).contents()[0] == "I live in Lisbon"
+    m.close()
+    return out
+
+
+def _two_turns(path, tokenizer, t0) -> MemorySystem:
+    m = _m(path, tokenizer)
+    m.encode(content="I live in Lisbon", now=t0)
+    m.encode(content="I run on Tuesdays", now=t0 + timedelta(minutes=1))
+    return m
+
+
+def test_a_reindex_that_dies_before_its_commit_leaves_the_store_as_the_old_embedder_wrote_it(tmp_path, tokenizer, t0):
+    """Until session 37 the points collection was deleted and made again at
+    once: a process that died before the next commit left an empty store."""
+    path = tmp_path / "q"
+    m = _two_turns(path, tokenizer, t0)
+    m.store.rebind_embedder("hashing-32", 32)
+    for r in list(m.store.records(None)):
+        m.store.set_embedding(r.id, HashingEmbedder(dim=32).embed_passages([r.content])[0])
+    _dies(m)
+    assert _vectors(path, 64) == {"I live in Lisbon": 64, "I run on Tuesdays": 64}
+    assert _collections(path) == ["naia_memory", "naia_memory__naia"]  # the half-filled one is dropped at open
+
+
+def test_a_reindex_whose_commit_fails_is_put_back_and_a_death_then_loses_nothing(tmp_path, tokenizer, t0):
+    path = tmp_path / "q"
+    m = _two_turns(path, tokenizer, t0)
+    _failing(m.store, lambda c, pts: c == m.store.meta_collection and any(p.id == _META_ID for p in pts))
+    with pytest.raises(OSError, match="disk is full"):
+        m.reindex(HashingEmbedder(dim=32))
+    _dies(m)
+    assert _vectors(path, 64) == {"I live in Lisbon": 64, "I run on Tuesdays": 64}
+    assert _collections(path) == ["naia_memory", "naia_memory__naia"]
+
+
+def test_a_whole_reindex_moves_to_a_new_collection_and_drops_the_old(tmp_path, tokenizer, t0):
+    path = tmp_path / "q"
+    m = _two_turns(path, tokenizer, t0)
+    assert m.reindex(HashingEmbedder(dim=32)) == 2
+    assert sorted(c.name for c in m.store.client.get_collections().collections) == ["naia_memory__naia", "naia_memory__points_v2"]
+    m.close()
+    assert _vectors(path, 32) == {"I live in Lisbon": 32, "I run on Tuesdays": 32}
+    m = MemorySystem(store=QdrantStore(path=str(path)), embedder=HashingEmbedder(dim=32), tokenizer=tokenizer)
+    m.reindex(HashingEmbedder(dim=48))
+    m.close()
+    assert _collections(path) == ["naia_memory__naia", "naia_memory__points_v3"]
+    assert _vectors(path, 48) == {"I live in Lisbon": 48, "I run on Tuesdays": 48}
+
+
+def test_the_old_collection_left_by_a_death_after_the_commit_is_dropped_and_another_store_is_not(tmp_path, tokenizer, t0):
+    path = tmp_path / "q"
+    other = MemorySystem(store=QdrantStore(path=str(path), collection="naia_memory__points_v7"),
+                         embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)
+    other.encode(content="I live in Oslo", now=t0)
+    other.close()
+    m = _two_turns(path, tokenizer, t0)
+    m.store.client.delete_collection = lambda *a, **k: (_ for _ in ()).throw(OSError("the disk is full"))
+    m.reindex(HashingEmbedder(dim=32))  # whole: the old collection's drop fails after it, and is only logged
+    _dies(m)
+    assert _vectors(path, 32) == {"I live in Lisbon": 32, "I run on Tuesdays": 32}
+    assert _collections(path) == ["naia_memory__naia", "naia_memory__points_v2", "naia_memory__points_v7",
+                                  "naia_memory__points_v7__naia"]
+    s = QdrantStore(path=str(path), collection="naia_memory__points_v7")
+    assert [r.content for r in s.records(None)] == ["I live in Oslo"]
+    s.close()

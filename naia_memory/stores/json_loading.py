@@ -39,15 +39,19 @@ class SnapshotLoading:
     graph: EntityGraph
     journal_path: str | None
 
-    def _load(self, path: Path, passphrase: str | None) -> None:
+    def _load(self, path: Path, passphrase: str | None, sealer: Sealer | None = None) -> None:
+        """``sealer``: the key this process already holds (a re-read), instead of deriving it again."""
         with open(path, "rb") as f:
             encrypted = is_encrypted(f.read(len(MAGIC)))
         data: bytes | None = None
         if encrypted:
-            if passphrase is None:
-                raise StoreError(f"{path} is encrypted; open it with passphrase=")
             head, body = split(path.read_bytes())
-            self._sealer = Sealer.from_header(head, passphrase, str(path))
+            if sealer is not None and head == sealer.header:
+                self._sealer = sealer
+            elif passphrase is None:
+                raise StoreError(f"{path} is encrypted; open it with passphrase=")
+            else:
+                self._sealer = Sealer.from_header(head, passphrase, str(path))
             data = self._sealer.open(body, b"snapshot", str(path))
         elif passphrase is not None:
             raise StoreError(f"{path} is not encrypted; open it without a passphrase (an encrypted copy: "

@@ -76,6 +76,10 @@ class LocalStore(SnapshotLoading, CachedReads):
         self._journal: Journal | None = None
         self._closed = False
         self._sealer: Sealer | None = None
+        # a commit failed: what this process holds is not what the file holds, and the next call reads the
+        # file again (the engine rebuilds its maps) instead of writing the failed call's changes later
+        self._lost = False
+        self._reread = False
         if passphrase is not None and path is None:
             raise ValueError("passphrase= encrypts a file; an in-memory store (path=None) has none")
         if self.path is not None:
@@ -196,6 +200,8 @@ class LocalStore(SnapshotLoading, CachedReads):
         self._check_open()
         if self.path is None or self._journal is None:
             return
+        if self._lost:  # the changes since the failed commit belong to the call that failed: not written later
+            self._read_again()
         if self._rewrite or self._journal.size > max(self._snapshot_bytes, MIN_COMPACT_BYTES):
             self.compact()
             return
@@ -204,8 +210,8 @@ class LocalStore(SnapshotLoading, CachedReads):
         ops = self._pending_ops()
         try:
             self._journal.append(Batch(self._seq + 1, ops))
-        except BaseException:  # the records stay marked changed; the edges taken for this line must too
-            self.graph.changed.update((a, b) for op in ops if op["op"] == "edges" for a, b, *_ in op["rows"])
+        except BaseException:  # nothing of it is on disk: the call that made it failed, and so does it here
+            self._lost = True
             raise
         self._seq += 1
         self._changed.clear()
@@ -216,6 +222,8 @@ class LocalStore(SnapshotLoading, CachedReads):
         self._check_open()
         if self.path is None or self._journal is None:
             return
+        if self._lost:
+            self._read_again()
         if not self._rewrite and not self._journal.size and not self._has_changes():
             return
         self._seq += 1
@@ -228,8 +236,9 @@ class LocalStore(SnapshotLoading, CachedReads):
                 self._snapshot_bytes = len(text)
         except BaseException:
             # the snapshot may or may not carry the new number: a journal line after it would leave a gap, or
-            # be read as stale. The next commit writes the whole snapshot again instead
-            self._rewrite = True
+            # be read as stale. The next commit writes the whole snapshot again instead, from what the file
+            # holds (the rename may have happened: then that is what this process held)
+            self._rewrite = self._lost = True
             raise
         self._journal.clear()
         self._changed.clear()
@@ -248,6 +257,45 @@ class LocalStore(SnapshotLoading, CachedReads):
         file now, so writing from this copy would lose what that one wrote."""
         if self._closed:
             raise StoreError(f"{self.path or 'this in-memory store'} is closed")
+
+    def changed_elsewhere(self) -> bool:
+        """The engine asks this before each call (as of a shared SQLite file):
+        true after a commit failed, or after the file was read again since."""
+        return self._lost or self._reread
+
+    def refresh(self) -> None:
+        """Read the file again after a failed commit (the engine then rebuilds
+        its maps from what this holds): what this process held that the file
+        does not, the failed call's changes, is dropped, so a failed call
+        leaves the memory as it was instead of owing its changes to the next
+        commit (until session 37 they were written by it)."""
+        self._check_open()
+        if self._lost:
+            self._read_again()
+        self._reread = False
+
+    def _read_again(self) -> None:
+        """A store whose first snapshot was never written keeps its embedder."""
+        meta = dict(self._meta)
+        self._cache = RecordCache(hnsw_from=self._cache.hnsw_from)
+        self._bm25 = BM25Index()
+        self.graph = EntityGraph()
+        self._log, self._log_written, self._changed, self._seq = [], 0, {}, 0
+        snapshot = Path(self.path)
+        if snapshot.exists():
+            self._load(snapshot, None, self._sealer)
+        else:  # a new store: its embedder stays bound, the first commit writes the snapshot
+            self._meta = meta
+            dim = (meta.get("embedder") or {}).get("dim")
+            if dim:
+                self._cache.reset_vectors(0, int(dim))
+            self._rewrite = True
+        self._journal = self._journal_for(self._sealer)
+        self._replay(self._journal.read())
+        if self._stale_lines:  # a rewrite renamed its snapshot and failed after: the journal is folded in next
+            self._rewrite = True
+        self._remove_stale_temps()
+        self._lost, self._reread = False, True
 
     def close(self) -> None:
         """Folds the journal into the JSON file, so the file alone is the memory."""

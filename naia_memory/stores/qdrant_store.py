@@ -7,7 +7,10 @@ Vector search runs in Qdrant with the scope filters (project, status, kind,
 time) pushed down as a payload filter. Keyword search is the engine's BM25
 over the morpheme tokens kept in each point's payload (loaded at open), so
 rankings equal the JSON and SQLite stores'. Metadata, the entity graph and
-the audit log live in a companion collection ``<collection>__naia``.
+the audit log live in a companion collection ``<collection>__naia``. A
+re-index fills a new points collection (``<collection>__points_v2``, ...) that the
+metadata names only once its commit is whole; the old one is dropped after,
+and one that no metadata names (a re-index that died) is dropped at open.
 
 Qdrant has no transaction across collections (nor across the points of one
 call), so a commit writes an undo record first: the points it is about to
@@ -58,7 +61,9 @@ class QdrantStore(CachedReads):
         self.path = path or url
         self.autosave = autosave
         self.client = QdrantClient(path=path) if path is not None else QdrantClient(url=url, api_key=api_key)
-        self.collection = collection
+        self._base = collection
+        self.collection = collection  # the points collection the metadata names (a re-index makes a new one)
+        self._retired: str | None = None  # the points collection a re-index left: dropped once its commit is whole
         self.meta_collection = f"{collection}__naia"
         self._cache = RecordCache()
         self._bm25 = BM25Index()
@@ -73,6 +78,8 @@ class QdrantStore(CachedReads):
         self._undo: dict[str, Any] | None = None  # the open transaction's undo record (written before its first change)
         self._log_dirty: set[int] = set()  # flushed log entries scrubbed since: rewritten at the next commit
         self._recover = (url is None) if recover is None else bool(recover)
+        self._lost = False  # a commit failed: the next call reads the collection again (``refresh``)
+        self._reread = False
         if not self.client.collection_exists(self.meta_collection):
             self.client.create_collection(self.meta_collection, vectors_config=models.VectorParams(size=1, distance=models.Distance.DOT))
         try:
@@ -108,9 +115,12 @@ class QdrantStore(CachedReads):
                 entries.append((int(p.id), json.loads(p.payload["data"])))
         self._log = [e for _, e in sorted(entries, key=lambda x: x[0])]
         self._log_flushed = len(self._log)
+        self.collection = str(self._meta.get("points") or self._base)
         emb = self._meta.get("embedder")
         if emb is None:
             return
+        if self._recover:  # local mode, or a server no other process writes to now
+            self._drop_unnamed()
         if not self.client.collection_exists(self.collection):
             raise StoreError(f"{self.path}: metadata names an embedder but collection {self.collection!r} is missing")
         points = list(self._scroll(self.collection, with_vectors=True))
@@ -121,6 +131,18 @@ class QdrantStore(CachedReads):
             self._bm25.add(rec.id, rec.tokens, kind_tag(rec.kind))
             self._seqmap[rec.id] = p.payload["seq"]
         self._seq = max(self._seqmap.values(), default=0)
+
+    def _drop_unnamed(self) -> None:
+        """Points collections of this store that its metadata does not name:
+        a re-index that died before its commit was whole (the new one), or
+        after it and before the old one was dropped (the old one)."""
+        stem = f"{self._base}__points_v"
+        ours = {self._base} | {c.name for c in self.client.get_collections().collections
+                               if c.name.startswith(stem) and c.name[len(stem):].isdigit()}
+        for name in sorted(ours - {self.collection}):
+            # one with metadata of its own is another store that happens to be named so: not ours to drop
+            if self.client.collection_exists(name) and (name == self._base or not self.client.collection_exists(f"{name}__naia")):
+                self.client.delete_collection(name)
 
     def _put_meta(self, point_id: int, data: Any) -> None:
         self.client.upsert(self.meta_collection, points=[self.models.PointStruct(id=point_id, vector=[1.0], payload={"data": json.dumps(data, ensure_ascii=False, default=str)})])
@@ -162,21 +184,23 @@ class QdrantStore(CachedReads):
                 self._undo.setdefault("log_old", {})
             else:
                 self._undo = {"points": {}, "meta": saved.get(_META_ID), "graph": saved.get(_GRAPH_ID),
-                              "log_from": self._log_flushed, "log_to": self._log_flushed, "log_old": {}}
+                              "log_from": self._log_flushed, "log_to": self._log_flushed, "log_old": {},
+                              "collection": self.collection}
         return self._undo
 
     def _apply_undo(self, undo: dict[str, Any]) -> None:
         """The file put back as it was before the transaction ``undo`` began
         (absolute values: running it twice is harmless), then the record dropped."""
         m = self.models
+        points = str(undo.get("collection") or self.collection)  # a re-index's transaction wrote to its new collection
         gone = [_pid(i) for i, old in undo["points"].items() if old is None]
         back = [m.PointStruct(id=_pid(i), vector=old["vector"], payload=old["payload"])
                 for i, old in undo["points"].items() if old is not None]
-        if (gone or back) and self.client.collection_exists(self.collection):
+        if (gone or back) and self.client.collection_exists(points):
             if gone:
-                self.client.delete(self.collection, points_selector=m.PointIdsList(points=gone))
+                self.client.delete(points, points_selector=m.PointIdsList(points=gone))
             if back:
-                self.client.upsert(self.collection, points=back)
+                self.client.upsert(points, points=back)
         for pid, data in ((_META_ID, undo["meta"]), (_GRAPH_ID, undo["graph"])):
             if data is None:
                 self.client.delete(self.meta_collection, points_selector=m.PointIdsList(points=[pid]))
@@ -186,9 +210,8 @@ class QdrantStore(CachedReads):
                    for i, data in undo.get("log_old", {}).items()]
         if old_log:
             self.client.upsert(self.meta_collection, points=old_log)
-        if undo["meta"] is None and self.client.collection_exists(self.collection) \
-                and self.client.count(self.collection).count == 0:
-            self.client.delete_collection(self.collection)  # made for a new store whose first commit never finished
+        if undo["meta"] is None and self.client.collection_exists(points) and self.client.count(points).count == 0:
+            self.client.delete_collection(points)  # made for a new store whose first commit never finished
         added = list(range(1000 + undo["log_from"], 1000 + undo["log_to"]))
         if added:
             self.client.delete(self.meta_collection, points_selector=m.PointIdsList(points=added))
@@ -201,9 +224,13 @@ class QdrantStore(CachedReads):
     def commit(self) -> None:
         """All or nothing: the undo record, the points, metadata, graph and
         log, then the record deleted. On a failure the file is put back from
-        the record and this transaction's changes are queued again (the
-        caller's rollback, or the next commit, settles them)."""
+        the record and the store reads it again before the next call (until
+        session 37 the changes were queued again and the next commit wrote
+        them: a failed call was stored after all)."""
         self._refuse_closed()
+        if self._lost:  # changes since a failed commit belong to the call that failed
+            self._read_again()
+            self._reread = True
         new = self._log[self._log_flushed:]
         try:
             self._flush_points(log_to=len(self._log))
@@ -216,39 +243,57 @@ class QdrantStore(CachedReads):
                     for i, e in (*rewritten, *enumerate(new, self._log_flushed))])
             self.client.delete(self.meta_collection, points_selector=self.models.PointIdsList(points=[_UNDO_ID]))
         except BaseException:
+            self._lost = True
             self._put_back()
             raise
         self._undo = None
         self._log_flushed = len(self._log)
         self._log_dirty.clear()
+        if self._retired is not None:  # the metadata names the new vectors now: the old ones go
+            retired, self._retired = self._retired, None
+            try:
+                self.client.delete_collection(retired)
+            except Exception as e:  # the commit is whole; the next open drops what no metadata names
+                log.warning("%s: the points collection %r a re-index replaced could not be dropped (%s); it is "
+                            "dropped when the store is next opened", self.path, retired, e)
 
     def _put_back(self) -> None:
-        """After a failed commit: the file as before the transaction (if even
-        that fails, the undo record stays and the next open puts it back), and
-        every point it touched queued again from what this process holds."""
+        """After a failed commit: the file as before the transaction. If even
+        that fails, the undo record stays in the collection and the next
+        read (the next call's, or the next open's) applies it."""
         undo = self._undo
         if undo is None:
             return
         try:
             self._apply_undo(undo)
             self._undo = None
-        except BaseException as e:  # the record is still in the file: kept (later flushes extend it), the next open applies it
+        except BaseException as e:
             log.warning("%s: a failed commit could not be put back (%s: %s); its undo record stays in the collection "
-                        "and is applied when the store is next opened", self.path, type(e).__name__, e)
-            self._requeue(undo)
+                        "and is applied when the store is next read", self.path, type(e).__name__, e)
             if not isinstance(e, Exception):  # an interrupt is not swallowed
                 raise
-            return
-        self._requeue(undo)
 
-    def _requeue(self, undo: dict[str, Any]) -> None:
-        for i in undo["points"]:
-            if i in self._cache.records:
-                self._stage(self._cache.records[i])
-            else:
-                self._pending.pop(i, None)
-                self._deleted.add(i)
-        self._log_dirty.update(int(i) for i in undo.get("log_old", {}))
+    def changed_elsewhere(self) -> bool:
+        """Asked by the engine before each call: true after a failed commit
+        (or a re-read since), so it rebuilds its maps from what is stored."""
+        return self._lost or self._reread
+
+    def refresh(self) -> None:
+        self._refuse_closed()
+        if self._lost:
+            self._read_again()
+        self._reread = False
+
+    def _read_again(self) -> None:
+        """Everything this process holds dropped and read from the
+        collections (an undo record still there, from a put-back that failed
+        too, is applied first, as at open)."""
+        self._cache, self._bm25, self.graph = RecordCache(), BM25Index(), EntityGraph()
+        self._pending, self._deleted, self._log, self._log_flushed = {}, set(), [], 0
+        self._seq, self._seqmap, self._undo, self._log_dirty, self._retired = 0, {}, None, set(), None
+        self._meta = {"format": "naia-memory-qdrant", "embedder": None}
+        self._load()
+        self._lost, self._reread = False, True
 
     def close(self) -> None:
         if self.client is None:
@@ -267,26 +312,34 @@ class QdrantStore(CachedReads):
             self._cache.reset_vectors(0, dim)
             if self.client.collection_exists(self.collection):
                 raise StoreError(f"collection {self.collection!r} exists without naia metadata; choose another collection name")
-            m = self.models
-            self.client.create_collection(self.collection, vectors_config=m.VectorParams(size=int(dim), distance=m.Distance.COSINE))
-            if self.path and "://" in self.path:  # payload indexes matter on a server; local mode ignores them
-                for field, schema in (("project", m.PayloadSchemaType.KEYWORD), ("status", m.PayloadSchemaType.KEYWORD),
-                                      ("kind", m.PayloadSchemaType.KEYWORD), ("created_ts", m.PayloadSchemaType.FLOAT)):
-                    self.client.create_payload_index(self.collection, field, field_schema=schema)
+            self._create_points(self.collection, dim)
             self.commit()
 
     def rebind_embedder(self, name: str, dim: int) -> None:
-        """A new collection for the new vectors. Not covered by the undo record
-        (it would have to hold every point): a process that dies between here
-        and the next commit leaves the collection empty; back up first."""
+        """The new vectors go to a new points collection, which the metadata
+        names from the next whole commit on; until then the file still reads
+        as the old embedder wrote it (a process that dies in between leaves
+        the store as it was, and the half-filled collection is dropped at
+        open). The old collection is dropped after that commit."""
         self.commit()
-        self._meta["embedder"] = {"name": name, "dim": int(dim)}
+        generation = int(self._meta.get("generation", 1)) + 1
+        new = f"{self._base}__points_v{generation}"
+        if self.client.collection_exists(new):  # a re-index that died left it (a server opened without recover)
+            self.client.delete_collection(new)
+        self._create_points(new, dim)
+        self._retired, self.collection = self.collection, new
+        self._meta.update(embedder={"name": name, "dim": int(dim)}, points=new, generation=generation)
         self._cache.reset_vectors(len(self._cache), dim)
-        m = self.models
-        self.client.delete_collection(self.collection)
-        self.client.create_collection(self.collection, vectors_config=m.VectorParams(size=int(dim), distance=m.Distance.COSINE))
-        for rid in self._cache.ids:  # re-upserted with their new vectors by set_embedding
+        for rid in self._cache.ids:  # upserted with their new vectors by set_embedding
             self._stage(self._cache.records[rid])
+
+    def _create_points(self, name: str, dim: int) -> None:
+        m = self.models
+        self.client.create_collection(name, vectors_config=m.VectorParams(size=int(dim), distance=m.Distance.COSINE))
+        if self.path and "://" in self.path:  # payload indexes matter on a server; local mode ignores them
+            for field, schema in (("project", m.PayloadSchemaType.KEYWORD), ("status", m.PayloadSchemaType.KEYWORD),
+                                  ("kind", m.PayloadSchemaType.KEYWORD), ("created_ts", m.PayloadSchemaType.FLOAT)):
+                self.client.create_payload_index(name, field, field_schema=schema)
 
     # ---- records ----------------------------------------------------------------------
     def _stage(self, r: MemoryRecord) -> None:

@@ -1,0 +1,165 @@
+"""A call whose commit fails leaves the memory as it was (session 37). The
+JSON store used to keep the failed call's changes in the process and write
+them with the next commit, so an encode that raised "no space left" was
+stored anyway, and twice if the caller tried again; a SQLite store already
+read its file again. Now the next call reads the file again and the engine
+rebuilds its maps from it. Real files; a full disk is the journal's or the
+snapshot's write made to raise."""
+from __future__ import annotations
+
+import errno
+from datetime import timedelta
+
+import pytest
+
+import naia_memory.stores.journal as journal
+import naia_memory.stores.json_store as json_store
+from naia_memory import LocalStore, MemorySystem
+from naia_memory.embedders import HashingEmbedder
+
+
+def _full(*_a, **_k):
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def _m(path, tokenizer, **kw) -> MemorySystem:
+    return MemorySystem(store=LocalStore(path, **kw), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)
+
+
+def _contents(m) -> list[str]:
+    return sorted(r.content for r in m.store.records())
+
+
+def _on_disk(path, **kw) -> list[str]:
+    s = LocalStore(path, **kw)
+    try:
+        return sorted(r.content for r in s.records())
+    finally:
+        s.close()
+
+
+def test_an_encode_whose_commit_fails_is_not_stored_later_nor_twice(tmp_path, tokenizer, t0, monkeypatch):
+    path = tmp_path / "m.json"
+    m = _m(path, tokenizer)
+    m.encode(content="I live in Lisbon", now=t0, session="s")
+    monkeypatch.setattr(journal, "_durable", _full)
+    with pytest.raises(OSError, match="No space"):
+        m.encode(content="my locker code is 4812", now=t0 + timedelta(minutes=1), session="s")
+    monkeypatch.undo()
+    # the caller tries again once there is room: one turn, not two
+    m.encode(content="my locker code is 4812", now=t0 + timedelta(minutes=2), session="s")
+    assert _contents(m) == ["I live in Lisbon", "my locker code is 4812"]
+    assert [h.content for h in m.recall(query="locker code", now=t0 + timedelta(hours=1)).hits].count("my locker code is 4812") == 1
+    m.close()
+    assert _on_disk(path) == ["I live in Lisbon", "my locker code is 4812"]
+
+
+def test_the_failed_turn_is_neither_recalled_nor_the_next_turns_context(tmp_path, tokenizer, t0, monkeypatch):
+    m = _m(tmp_path / "m.json", tokenizer)
+    m.encode(content="I live in Lisbon", now=t0, session="s")
+    monkeypatch.setattr(journal, "_durable", _full)
+    with pytest.raises(OSError):
+        m.encode(content="what is my locker code, do you know?", now=t0 + timedelta(minutes=1), session="s")
+    monkeypatch.undo()
+    assert m.encoder.last_turn[("default", "s")] == "I live in Lisbon"
+    hits = m.recall(query="locker code", now=t0 + timedelta(hours=1), strengthen=False).contents()
+    assert "what is my locker code, do you know?" not in hits
+    m.close()
+
+
+def test_a_revert_or_edit_whose_commit_fails_leaves_the_facts_as_they_were(tmp_path, tokenizer, t0, monkeypatch):
+    path = tmp_path / "m.json"
+    m = _m(path, tokenizer)
+    m.encode(content="my favorite food is pad thai", now=t0)
+    m.consolidate(now=t0 + timedelta(minutes=1))
+    m.encode(content="congee is my favorite thing to eat now", now=t0 + timedelta(days=1))
+    m.consolidate(now=t0 + timedelta(days=1, minutes=1))
+    before = sorted((h.content, h.metadata["status"]) for h in m.facts(include_inactive=True))
+    [c] = m.changes()
+    monkeypatch.setattr(journal, "_durable", _full)
+    with pytest.raises(OSError):
+        m.revert(memory_id=c.old_id)
+    with pytest.raises(OSError):
+        m.edit(memory_id=c.new_id, content="congee with ginger is my favorite now")
+    monkeypatch.undo()
+    assert sorted((h.content, h.metadata["status"]) for h in m.facts(include_inactive=True)) == before
+    assert [x.old_id for x in m.changes()] == [c.old_id] and not m.audit_log(op=["REVERT", "EDIT"])
+    m.close()
+    s = LocalStore(path)
+    try:
+        assert sorted((r.content, r.status) for r in s.records() if r.kind.value == "fact") == before
+    finally:
+        s.close()
+
+
+def test_a_snapshot_rewrite_that_fails_is_read_back_too(tmp_path, tokenizer, t0, monkeypatch):
+    """The journal outgrew the snapshot, so the commit rewrites it, and that fails."""
+    path = tmp_path / "m.json"
+    m = _m(path, tokenizer)
+    m.encode(content="I live in Lisbon", now=t0)
+    m.store._rewrite = True  # this commit rewrites the snapshot
+    monkeypatch.setattr(json_store, "atomic_write_chunks", _full)
+    with pytest.raises(OSError):
+        m.encode(content="I run on Tuesdays", now=t0 + timedelta(minutes=1))
+    monkeypatch.undo()
+    assert "I run on Tuesdays" not in m.recall(query="Tuesdays", now=t0 + timedelta(hours=1), strengthen=False).contents()
+    m.encode(content="I play bass in a band", now=t0 + timedelta(minutes=2))
+    assert _contents(m) == ["I live in Lisbon", "I play bass in a band"]
+    m.close()
+    assert _on_disk(path) == ["I live in Lisbon", "I play bass in a band"]
+
+
+def test_a_new_store_whose_first_commit_fails_keeps_its_embedder(tmp_path, tokenizer, t0, monkeypatch):
+    path = tmp_path / "m.json"
+    monkeypatch.setattr(json_store, "atomic_write_chunks", _full)
+    m = _m(path, tokenizer)  # binding the embedder commits: the first snapshot cannot be written
+    with pytest.raises(OSError):
+        m.encode(content="I live in Lisbon", now=t0)
+    monkeypatch.undo()
+    m.encode(content="I run on Tuesdays", now=t0 + timedelta(minutes=1))
+    assert _contents(m) == ["I run on Tuesdays"] and m.store.meta()["embedder"]["dim"] == 64
+    m.close()
+    assert _on_disk(path) == ["I run on Tuesdays"]
+
+
+def test_an_encrypted_store_reads_itself_again_with_the_key_it_holds(tmp_path, tokenizer, t0, monkeypatch):
+    path = tmp_path / "m.json"
+    m = _m(path, tokenizer, passphrase="correct horse battery staple")
+    m.encode(content="I live in Lisbon", now=t0)
+    monkeypatch.setattr(journal, "_durable", _full)
+    with pytest.raises(OSError):
+        m.encode(content="I run on Tuesdays", now=t0 + timedelta(minutes=1))
+    monkeypatch.undo()
+    m.encode(content="I play bass in a band", now=t0 + timedelta(minutes=2))
+    assert _contents(m) == ["I live in Lisbon", "I play bass in a band"]
+    m.close()
+    assert _on_disk(path, passphrase="correct horse battery staple") == ["I live in Lisbon", "I play bass in a band"]
+
+
+def test_close_after_a_failed_commit_writes_only_what_the_file_held(tmp_path, tokenizer, t0, monkeypatch):
+    path = tmp_path / "m.json"
+    m = _m(path, tokenizer)
+    m.encode(content="I live in Lisbon", now=t0)
+    monkeypatch.setattr(journal, "_durable", _full)
+    with pytest.raises(OSError):
+        m.encode(content="I run on Tuesdays", now=t0 + timedelta(minutes=1))
+    monkeypatch.undo()
+    m.close()  # folds the journal in: the failed turn is not in it
+    assert _on_disk(path) == ["I live in Lisbon"]
+
+
+def test_a_reindex_whose_commit_fails_keeps_the_old_embedder_in_the_engine_too(tmp_path, tokenizer, t0, monkeypatch):
+    path = tmp_path / "m.json"
+    m = _m(path, tokenizer)
+    m.encode(content="I live in Lisbon", now=t0)
+    monkeypatch.setattr(json_store, "atomic_write_chunks", _full)  # a new embedder rewrites the snapshot
+    with pytest.raises(OSError):
+        m.reindex(HashingEmbedder(dim=32))
+    monkeypatch.undo()
+    assert m.embedder.dim == 64 and m.pipeline.embedder.dim == 64
+    m.encode(content="I run on Tuesdays", now=t0 + timedelta(minutes=1))  # embedded and stored as before
+    assert m.store.meta()["embedder"]["dim"] == 64
+    assert m.store.embeddings([r.id for r in m.store.records()]).shape == (2, 64)
+    assert m.recall(query="Lisbon", now=t0 + timedelta(hours=1)).contents()[0] == "I live in Lisbon"
+    m.close()
+    assert _on_disk(path) == ["I live in Lisbon", "I run on Tuesdays"]
