@@ -17,7 +17,10 @@ from .cognition.graph import EntityGraph
 from .contract import MemoryKind
 from .records import MemoryRecord
 
-_LINK_KEYS = ("stale_fact", "superseded_by_episode", "refines", "summarized_by")
+_LINK_KEYS = ("stale_fact", "refines", "summarized_by")
+# what a fact ended by a turn keeps when that turn is forgotten: that a turn ended it (the decision stays
+# listed and can be taken back, ``review.py``), not which one
+FORGOTTEN_TURN = "forgotten"
 
 
 def forget_closure(records: Iterable[MemoryRecord], seeds: Iterable[str]) -> set[str]:
@@ -69,6 +72,9 @@ def unlink(r: MemoryRecord, gone: set[str], source_ids_of: dict[str, list[str]])
         if r.metadata.get(key) in gone:
             del r.metadata[key]
             changed = True
+    if r.metadata.get("superseded_by_episode") in gone:
+        r.metadata["superseded_by_episode"] = FORGOTTEN_TURN
+        changed = True
     if r.supersedes in gone:
         r.supersedes = None
         changed = True

@@ -96,8 +96,12 @@ class LifecycleControls:
                                           "the JSON store (LocalStore) can")
             note = getattr(self.store, "note_backup", None)
             if note is not None:  # a later forget rewrites this copy too
-                note(str(dest.resolve()), passphrase is not None)
-                self.store.commit()
+                try:
+                    note(str(dest.resolve()), passphrase is not None)
+                    self.store.commit()
+                except BaseException:  # not noted, so out of a forget's reach: the copy goes with the failed call
+                    _remove(dest)
+                    raise
             return str(dest)
 
     def rekey(self, *, passphrase: str | None) -> dict[str, str]:
@@ -184,8 +188,11 @@ class LifecycleControls:
                 self.store.append_log([{"op": "REINDEX", "embedder": embedder.name, "dim": embedder.dim,
                                         "count": len(recs), "at": ensure_aware(None).isoformat()}])
                 self.store.commit()
-            except BaseException:  # the file still holds the old vectors (the store reads it again): so does this
+            except BaseException:  # the file still holds the old vectors: the store reads it again, and this goes back
                 self.embedder, self.pipeline.embedder, self.hierarchy.dim = before
+                discard = getattr(self.store, "discard", None)
+                if discard is not None:
+                    discard()
                 raise
             return len(recs)
 
@@ -258,3 +265,13 @@ class LifecycleControls:
     @property
     def consolidation_running(self) -> bool:
         return self._timer is not None
+
+
+def _remove(path: Path) -> None:
+    """A file or a folder (a Qdrant backup), if it is there."""
+    import shutil
+
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)

@@ -17,12 +17,14 @@ from datetime import datetime
 from typing import Any
 
 from .contract import InvalidInput, MemoryKind, UnknownMemoryError
+from .forgetting import FORGOTTEN_TURN
 from .records import ACTIVE, SUPERSEDED, MemoryRecord, ensure_aware
 from .stores.port import RecordFilter
 from .validate import check_memory_id, check_name
 
 # retire()'s episode ids that are not the judge's: a user's correction and a Koog-style save
-_NOT_THE_JUDGE = ("user-edit", "structured-save")
+USER_EDIT = "user-edit"
+_NOT_THE_JUDGE = (USER_EDIT, "structured-save")
 
 
 @dataclass(frozen=True)
@@ -34,8 +36,8 @@ class FactChange:
     old: str
     new_id: str | None
     new: str | None
-    said_id: str
-    said: str | None  # None when the turn was forgotten since
+    said_id: str | None  # None when the turn was forgotten since
+    said: str | None
     reason: str
     at: datetime
 
@@ -73,10 +75,10 @@ class UpdateReview:
             for r in ended[:limit]:
                 new = self.store.get(r.superseded_by) if r.superseded_by else None
                 said_id = str(r.metadata["superseded_by_episode"])
-                said = self.store.get(said_id)
+                said = self.store.get(said_id) if said_id != FORGOTTEN_TURN else None
                 out.append(FactChange("UPDATE" if r.superseded_by else "DELETE", r.id, r.content,
                                       new.id if new is not None else r.superseded_by, new.content if new is not None else None,
-                                      said_id, said.content if said is not None else None,
+                                      said_id if said_id != FORGOTTEN_TURN else None, said.content if said is not None else None,
                                       str(r.metadata["superseded_reason"]), r.valid_to or r.updated_at))
             return out
 
@@ -102,30 +104,46 @@ class UpdateReview:
             if old.status != SUPERSEDED:
                 raise InvalidInput(f"{memory_id} is {old.status}: no update decision ended it")
             if not judged(old):
-                why = "a user's edit (edit it again)" if old.metadata.get("superseded_by_episode") == "user-edit" \
+                why = "a user's edit (edit it again)" if old.metadata.get("superseded_by_episode") == USER_EDIT \
                     else "not the update judge's decision"
                 raise InvalidInput(f"{old.id} was ended by {why}")
             successor_id = old.superseded_by
             successor = self.store.get(successor_id) if successor_id else None
+            versions = self._versions(successor) if successor is not None and successor.supersedes == old.id else []
+            if versions and judged(versions[-1]) and versions[-1].superseded_by:
+                # A -> B -> C: C took the slot through B; both A and C current would be two values of one slot
+                raise InvalidInput(f"{versions[-1].id} was replaced in turn by {versions[-1].superseded_by}: "
+                                   "take that change back first (changes() lists it, newest first)")
             reason = str(old.metadata["superseded_reason"])
-            if successor is not None and successor.supersedes == old.id:
-                self._unlink_successor(successor, old.id)
+            if versions:
+                self._unlink_successor(versions, old.id)
             self._reinstate(old, now)
             self.store.append_log([{"op": "REVERT", "target_id": old.id, "fact_id": successor_id,
                                     "reason": reason, "at": now.isoformat()}])
             self.store.commit()
             return old.id
 
-    def _unlink_successor(self, successor: MemoryRecord, old_id: str) -> None:
-        """It no longer replaces anything; a slot it took from the old fact
-        (it named none itself) is given back, with the label words that filed it."""
-        successor.supersedes = None
-        if successor.metadata.pop("attribute_from", None) == old_id and successor.attribute:
-            self.index.remove(successor)
-            successor.tokens = self.consolidator._content_tokens(successor)
-            successor.attribute = None
-            self.index.add(successor)
-        self.store.update(successor)
+    def _versions(self, fact: MemoryRecord) -> list[MemoryRecord]:
+        """The fact and the versions the user's edits made of it, oldest first."""
+        out, seen = [fact], {fact.id}
+        while (out[-1].status == SUPERSEDED and out[-1].metadata.get("superseded_by_episode") == USER_EDIT
+               and (nxt := self.store.get(out[-1].superseded_by or "")) is not None and nxt.id not in seen):
+            out.append(nxt)
+            seen.add(nxt.id)
+        return out
+
+    def _unlink_successor(self, versions: list[MemoryRecord], old_id: str) -> None:
+        """The replacing fact no longer replaces anything; a slot it took from
+        the old fact (it named none itself) is given back, with the label words
+        that filed it, by it and by the versions the user's edits made of it."""
+        versions[0].supersedes = None
+        for v in versions:
+            if v.metadata.pop("attribute_from", None) == old_id and v.attribute:
+                self.index.remove(v)
+                v.tokens = self.consolidator._content_tokens(v)
+                v.attribute = None
+                self.index.add(v)
+            self.store.update(v)
 
     def _reinstate(self, old: MemoryRecord, now: datetime) -> None:
         reverted = list(old.metadata.get("reverted") or ())

@@ -280,3 +280,49 @@ def test_the_old_collection_left_by_a_death_after_the_commit_is_dropped_and_anot
     s = QdrantStore(path=str(path), collection="naia_memory__points_v7")
     assert [r.content for r in s.records(None)] == ["I live in Oslo"]
     s.close()
+
+
+# ---- a review of session 37's changes (a helper session; each failed on the first version) --------------------------
+
+def test_a_reindex_does_not_fill_another_store_named_like_its_next_collection(tmp_path, tokenizer, t0):
+    path = str(tmp_path / "q")
+    other = MemorySystem(store=QdrantStore(path=path, collection="naia_memory__points_v2"),
+                         embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)
+    other.encode(content="I live in Oslo", now=t0)
+    other.close()
+    m = _m(tmp_path / "q", tokenizer)
+    m.encode(content="I live in Lisbon", now=t0)
+    m.reindex(HashingEmbedder(dim=32))
+    assert m.store.collection == "naia_memory__points_v3"
+    m.close()
+    s = QdrantStore(path=path, collection="naia_memory__points_v2")
+    try:
+        assert [r.content for r in s.records(None)] == ["I live in Oslo"]
+    finally:
+        s.close()
+
+
+def test_a_put_back_that_failed_does_not_lock_the_process_out_without_recover(tmp_path, tokenizer, t0):
+    """recover=False (a server's default): the undo record a failed put-back left is this process's own,
+    and the next call's re-read refused it as another process's."""
+    path = str(tmp_path / "q")
+    m = MemorySystem(store=QdrantStore(path=path, recover=False), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)
+    m.encode(content="I live in Lisbon", now=t0)
+    store, broken = m.store, []
+    real_upsert, real_delete = store.client.upsert, store.client.delete
+
+    def upsert(collection_name, points, **kw):
+        if broken or (collection_name == store.meta_collection and any(p.id == 2 for p in points)):
+            broken.append(1)
+            raise OSError("the disk is full")
+        return real_upsert(collection_name, points=points, **kw)
+
+    store.client.upsert = upsert
+    store.client.delete = lambda *a, **k: (_ for _ in ()).throw(OSError("the disk is full"))
+    with pytest.raises(OSError):
+        m.encode(content="I run on Tuesdays", now=t0 + timedelta(minutes=1))
+    store.client.upsert, store.client.delete = real_upsert, real_delete
+    assert store.client.retrieve(store.meta_collection, ids=[_UNDO_ID])
+    m.encode(content="I play bass in a band", now=t0 + timedelta(minutes=2))
+    assert sorted(r.content for r in m.store.records(None)) == ["I live in Lisbon", "I play bass in a band"]
+    m.close()

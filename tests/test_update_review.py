@@ -226,3 +226,49 @@ def test_said_again_after_a_revert_is_no_new_change_and_a_forget_scrubs_the_entr
     m.forget(memory_id=c.old_id)
     [entry] = m.audit_log(op="REVERT")
     assert entry.get("forgotten") is True and "reason" not in entry and entry["target_id"] == c.old_id
+
+
+# ---- a review of the above (a helper session; each failed on the first version) --------------------------------------
+
+def _in_slot(m, attribute, project="default"):
+    return sorted(m.store.get(i).content for i in m.index.with_attribute(project, attribute)
+                  if m.store.get(i).status == "active")
+
+
+def test_revert_after_the_replacing_fact_was_edited_gives_the_taken_slot_back(tmp_path, hashing, tokenizer, t0):
+    """edit() copies the slot the replacing fact took into its new version: a revert gave it back from the
+    old version only, and the edited one kept it beside the fact made current again."""
+    m = _system("json", tmp_path, hashing, tokenizer)
+    _told(m, t0, "my favorite food is pad thai", "congee is my favorite thing to eat now")
+    [c] = m.changes()
+    m.edit(memory_id=c.new_id, content="congee with pork is my favorite thing to eat now", now=t0 + timedelta(days=2))
+    m.revert(memory_id=c.old_id, now=t0 + timedelta(days=3))
+    assert _in_slot(m, "favorite_food") == ["my favorite food is pad thai"]
+
+
+def test_a_decision_whose_turn_was_forgotten_is_still_listed_and_revertable(tmp_path, hashing, tokenizer, t0):
+    """forget() dropped the link to the turn that ended the fact, and with it the decision from changes()."""
+    m = _system("json", tmp_path, hashing, tokenizer)
+    _told(m, t0, "my favorite food is pad thai", "congee is my favorite thing to eat now")
+    m.encode(content="congee is my favorite thing to eat now", now=t0 + timedelta(days=2))  # a second source
+    m.consolidate(now=t0 + timedelta(days=2, minutes=1))
+    [c] = m.changes()
+    m.forget(memory_id=c.said_id)
+    assert [(x.old_id, x.said_id, x.said) for x in m.changes()] == [(c.old_id, None, None)]
+    assert m.revert(memory_id=c.old_id) == c.old_id
+
+
+def test_the_middle_of_a_chain_is_refused_until_the_later_change_is_taken_back(tmp_path, hashing, tokenizer, t0):
+    """A -> B -> C, C taking the slot through B: reverting A alone left A and C both current in one slot."""
+    m = _system("json", tmp_path, hashing, tokenizer)
+    _told(m, t0, "my favorite food is pad thai", "congee is my favorite thing to eat now")
+    m.encode(content="ramen is my favorite thing to eat now", now=t0 + timedelta(days=3))
+    m.consolidate(now=t0 + timedelta(days=3, minutes=1))
+    later, first = m.changes()
+    assert (first.old, later.old) == ("my favorite food is pad thai", "congee is my favorite thing to eat now")
+    with pytest.raises(InvalidInput, match="take that change back first"):
+        m.revert(memory_id=first.old_id)
+    m.revert(memory_id=later.old_id)
+    m.revert(memory_id=first.old_id)
+    assert _in_slot(m, "favorite_food") == ["my favorite food is pad thai"]
+    assert m.changes() == []

@@ -103,7 +103,7 @@ class ChangeOut(BaseModel):
     old: str
     new_id: str | None
     new: str | None
-    said_id: str
+    said_id: str | None
     said: str | None
     reason: str
     at: datetime

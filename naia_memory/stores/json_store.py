@@ -210,8 +210,11 @@ class LocalStore(SnapshotLoading, CachedReads):
         ops = self._pending_ops()
         try:
             self._journal.append(Batch(self._seq + 1, ops))
-        except BaseException:  # nothing of it is on disk: the call that made it failed, and so does it here
-            self._lost = True
+        except BaseException:  # nothing of it is on disk
+            if self.autosave:  # the call that made it failed, and so do its changes: read the file again
+                self._lost = True
+            else:  # the caller commits: what this commit carried stays owed to the next one, edges included
+                self.graph.changed.update((a, b) for op in ops if op["op"] == "edges" for a, b, *_ in op["rows"])
             raise
         self._seq += 1
         self._changed.clear()
@@ -238,7 +241,8 @@ class LocalStore(SnapshotLoading, CachedReads):
             # the snapshot may or may not carry the new number: a journal line after it would leave a gap, or
             # be read as stale. The next commit writes the whole snapshot again instead, from what the file
             # holds (the rename may have happened: then that is what this process held)
-            self._rewrite = self._lost = True
+            self._rewrite = True
+            self._lost = self._lost or self.autosave
             raise
         self._journal.clear()
         self._changed.clear()
@@ -274,9 +278,15 @@ class LocalStore(SnapshotLoading, CachedReads):
             self._read_again()
         self._reread = False
 
+    def discard(self) -> None:
+        """Drop what this process holds that is not committed: the file is
+        read again before the next call (a re-index that failed part-way)."""
+        self._lost = True
+
     def _read_again(self) -> None:
-        """A store whose first snapshot was never written keeps its embedder."""
-        meta = dict(self._meta)
+        """A store whose first snapshot was never written keeps its embedder;
+        a snapshot rewrite still owed (a forget's erasure that failed) stays owed."""
+        meta, rewrite = dict(self._meta), self._rewrite
         self._cache = RecordCache(hnsw_from=self._cache.hnsw_from)
         self._bm25 = BM25Index()
         self.graph = EntityGraph()
@@ -292,7 +302,7 @@ class LocalStore(SnapshotLoading, CachedReads):
             self._rewrite = True
         self._journal = self._journal_for(self._sealer)
         self._replay(self._journal.read())
-        if self._stale_lines:  # a rewrite renamed its snapshot and failed after: the journal is folded in next
+        if self._stale_lines or rewrite:  # a rewrite renamed its snapshot and failed after, or never ran
             self._rewrite = True
         self._remove_stale_temps()
         self._lost, self._reread = False, True

@@ -97,10 +97,11 @@ class QdrantStore(CachedReads):
             if offset is None:
                 return
 
-    def _load(self) -> None:
+    def _load(self, own_undo: bool = False) -> None:
+        """``own_undo``: an undo record found is this process's (a put-back that failed): applied whatever ``recover``."""
         found = self.client.retrieve(self.meta_collection, ids=[_UNDO_ID], with_payload=True)
         if found:  # a process died mid-commit: the file back as the last whole commit left it
-            if not self._recover:
+            if not (self._recover or own_undo):
                 raise StoreError(f"{self.path}: collection {self.collection!r} holds an unfinished commit (its undo "
                                  "record): another process is committing now, or one died mid-commit; once none is "
                                  "running, open it with recover=True to put it back as the last whole commit left it")
@@ -243,8 +244,12 @@ class QdrantStore(CachedReads):
                     for i, e in (*rewritten, *enumerate(new, self._log_flushed))])
             self.client.delete(self.meta_collection, points_selector=self.models.PointIdsList(points=[_UNDO_ID]))
         except BaseException:
-            self._lost = True
+            undo = self._undo
             self._put_back()
+            if self.autosave:  # the call that made the changes failed: read the file again
+                self._lost = True
+            elif undo is not None:  # the caller commits: what this commit carried stays owed to the next one
+                self._requeue(undo)
             raise
         self._undo = None
         self._log_flushed = len(self._log)
@@ -273,6 +278,15 @@ class QdrantStore(CachedReads):
             if not isinstance(e, Exception):  # an interrupt is not swallowed
                 raise
 
+    def _requeue(self, undo: dict[str, Any]) -> None:
+        for i in undo["points"]:
+            if i in self._cache.records:
+                self._stage(self._cache.records[i])
+            else:
+                self._pending.pop(i, None)
+                self._deleted.add(i)
+        self._log_dirty.update(int(i) for i in undo.get("log_old", {}))
+
     def changed_elsewhere(self) -> bool:
         """Asked by the engine before each call: true after a failed commit
         (or a re-read since), so it rebuilds its maps from what is stored."""
@@ -292,8 +306,14 @@ class QdrantStore(CachedReads):
         self._pending, self._deleted, self._log, self._log_flushed = {}, set(), [], 0
         self._seq, self._seqmap, self._undo, self._log_dirty, self._retired = 0, {}, None, set(), None
         self._meta = {"format": "naia-memory-qdrant", "embedder": None}
-        self._load()
+        self._load(own_undo=True)
         self._lost, self._reread = False, True
+
+    def discard(self) -> None:
+        """Drop what this process holds that is not committed: the collections
+        are read again before the next call (a search may have flushed some of
+        it: its undo record takes it back then)."""
+        self._lost = True
 
     def close(self) -> None:
         if self.client is None:
@@ -323,6 +343,8 @@ class QdrantStore(CachedReads):
         open). The old collection is dropped after that commit."""
         self.commit()
         generation = int(self._meta.get("generation", 1)) + 1
+        while self.client.collection_exists(f"{self._base}__points_v{generation}__naia"):
+            generation += 1  # another store happens to be named so: not ours to fill
         new = f"{self._base}__points_v{generation}"
         if self.client.collection_exists(new):  # a re-index that died left it (a server opened without recover)
             self.client.delete_collection(new)
