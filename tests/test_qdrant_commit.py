@@ -51,6 +51,24 @@ def _failing(store, when) -> list:
     return seen
 
 
+def _full_from_the_graph_write(store):
+    """The graph's write fails, and every write after it (the put-back's too); returns what gives the space back."""
+    broken, real_upsert, real_delete = [], store.client.upsert, store.client.delete
+
+    def upsert(collection_name, points, **kw):
+        if broken or (collection_name == store.meta_collection and any(p.id == 2 for p in points)):
+            broken.append(1)
+            raise OSError("the disk is full")
+        return real_upsert(collection_name, points=points, **kw)
+
+    store.client.upsert = upsert
+    store.client.delete = lambda *a, **k: (_ for _ in ()).throw(OSError("the disk is full"))
+
+    def space_again():
+        store.client.upsert, store.client.delete = real_upsert, real_delete
+    return space_again
+
+
 def test_a_commit_that_fails_at_the_metadata_leaves_the_file_as_the_last_whole_commit(tmp_path, tokenizer, t0):
     path = tmp_path / "q"
     m = _m(path, tokenizer)
@@ -143,20 +161,11 @@ def test_an_undo_record_a_failed_put_back_left_is_extended_not_replaced(tmp_path
     before = sorted((r.content, r.status) for r in m.store.records(None)), len(m.store.log())
     m.store.autosave = False
     m.encode(content="I run on Tuesdays", now=t0 + timedelta(minutes=1))
-    store, broken = m.store, []
-    real_upsert, real_delete = store.client.upsert, store.client.delete
-
-    def upsert(collection_name, points, **kw):  # the graph write fails, and every write after it
-        if broken or (collection_name == store.meta_collection and any(p.id == 2 for p in points)):
-            broken.append(1)
-            raise OSError("the disk is full")
-        return real_upsert(collection_name, points=points, **kw)
-
-    store.client.upsert = upsert
-    store.client.delete = lambda *a, **k: (_ for _ in ()).throw(OSError("the disk is full"))
+    store = m.store
+    space_again = _full_from_the_graph_write(store)
     with pytest.raises(OSError):
         store.commit()
-    store.client.upsert, store.client.delete = real_upsert, real_delete
+    space_again()
     m.recall(query="Tuesdays", now=t0 + timedelta(hours=1))  # space again: a flush, before the process dies
     _dies(m)
     assert _held(path) == before
@@ -308,20 +317,11 @@ def test_a_put_back_that_failed_does_not_lock_the_process_out_without_recover(tm
     path = str(tmp_path / "q")
     m = MemorySystem(store=QdrantStore(path=path, recover=False), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)
     m.encode(content="I live in Lisbon", now=t0)
-    store, broken = m.store, []
-    real_upsert, real_delete = store.client.upsert, store.client.delete
-
-    def upsert(collection_name, points, **kw):
-        if broken or (collection_name == store.meta_collection and any(p.id == 2 for p in points)):
-            broken.append(1)
-            raise OSError("the disk is full")
-        return real_upsert(collection_name, points=points, **kw)
-
-    store.client.upsert = upsert
-    store.client.delete = lambda *a, **k: (_ for _ in ()).throw(OSError("the disk is full"))
+    store = m.store
+    space_again = _full_from_the_graph_write(store)
     with pytest.raises(OSError):
         m.encode(content="I run on Tuesdays", now=t0 + timedelta(minutes=1))
-    store.client.upsert, store.client.delete = real_upsert, real_delete
+    space_again()
     assert store.client.retrieve(store.meta_collection, ids=[_UNDO_ID])
     m.encode(content="I play bass in a band", now=t0 + timedelta(minutes=2))
     assert sorted(r.content for r in m.store.records(None)) == ["I live in Lisbon", "I play bass in a band"]

@@ -18,13 +18,18 @@ from naia_memory.embedders import HashingEmbedder  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 
 
+def _serve(path) -> StdioServerParameters:
+    """``naia-memory serve mcp`` on ``path``, as an agent host starts it."""
+    return StdioServerParameters(command=sys.executable, args=["-m", "naia_memory.cli", "--store", str(path), "serve", "mcp"],
+                                 cwd=str(REPO), env={**os.environ, "PYTHONPATH": str(REPO)})
+
+
 def test_mcp_tools_over_stdio(tmp_path, tokenizer):
     path = tmp_path / "m.json"
     m = MemorySystem(store=LocalStore(path), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)
     other = m.encode(content="I live in Oslo", project="someone-else").id
     m.close()
-    params = StdioServerParameters(command=sys.executable, args=["-m", "naia_memory.cli", "--store", str(path), "serve", "mcp"],
-                                   cwd=str(REPO), env={**os.environ, "PYTHONPATH": str(REPO)})
+    params = _serve(path)
     seen: dict = {}
 
     async def session() -> None:
@@ -79,8 +84,7 @@ def test_mcp_changes_and_revert(tmp_path, tokenizer, t0):
     m.consolidate(now=t0 + timedelta(days=1, minutes=1))
     other = m.encode(content="I live in Oslo", project="someone-else").id
     m.close()
-    params = StdioServerParameters(command=sys.executable, args=["-m", "naia_memory.cli", "--store", str(path), "serve", "mcp"],
-                                   cwd=str(REPO), env={**os.environ, "PYTHONPATH": str(REPO)})
+    params = _serve(path)
     seen: dict = {}
 
     async def session() -> None:
