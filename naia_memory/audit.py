@@ -11,7 +11,7 @@ from .contract import InvalidArgument
 from .records import MemoryRecord, ensure_aware
 
 _ID_FIELDS = ("fact_id", "target_id", "target", "new")
-_ID_LISTS = ("episode_ids", "ids")
+_ID_LISTS = ("episode_ids", "ids", "doubts")
 
 
 def names(entry: dict[str, Any], memory_id: str) -> bool:

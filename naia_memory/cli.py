@@ -9,6 +9,8 @@ that wrote it (read from the store), so no model is named by hand.
     naia-memory edit fact_... "I live in Porto"
     naia-memory changes                         # facts recently ended by what was said, newest first
     naia-memory revert fact_...                 # take one back: the old fact is current again
+    naia-memory doubts                          # statements that read as a change of a fact the rules could not name
+    naia-memory settle fact_... --replaces fact_...   # the user's answer (or --none: it changed none of them)
     naia-memory forget --id ep_...              # or --project NAME, or --everything (asks unless --yes)
     naia-memory export backup.json [--passphrase-env VAR]   /   naia-memory import backup.json
     naia-memory rekey --new-passphrase-env VAR  # encrypt, or change the passphrase (--plain: write it in the clear)
@@ -165,6 +167,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p = sub.add_parser("revert", help="take back an update: the fact it ended is current again")
     p.add_argument("id", help="the ended fact, or the fact that replaced it")
+    p = sub.add_parser("doubts", help="statements that read as a change of a fact the rules could not name")
+    p.add_argument("--project", default="default")
+    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("settle", help="answer a doubt: which fact the statement changed, or none")
+    p.add_argument("id", help="the statement's fact (doubts lists it)")
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--replaces", metavar="ID", help="the fact it changed: it ends, replaced by this one")
+    g.add_argument("--none", action="store_true", help="it changed none of them")
     p = sub.add_parser("forget", help="erase a memory and what was made from it, a project, or everything")
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--id")
@@ -267,6 +278,17 @@ def _run(m, args: argparse.Namespace) -> int:
             print(f"{c.at.isoformat()}  {c.op:<6}  {c.old_id}  {c.old}\n    {ended}\n    said: {c.said}  ({c.reason})")
     elif args.command == "revert":
         print(m.revert(memory_id=args.id))
+    elif args.command == "doubts":
+        found = m.doubts(project=args.project, limit=args.limit)
+        if args.json:
+            _print_json([d.to_json() for d in found])
+        for d in found if not args.json else ():
+            print(f"{d.at.isoformat()}  {d.fact_id}  {d.fact}")
+            for i, text in d.facts:
+                print(f"    changes {i}  {text}?")
+    elif args.command == "settle":
+        ended = m.settle(memory_id=args.id, replaces=None if args.none else args.replaces)
+        print(f"{ended} ended" if ended else "nothing ended")
     elif args.command == "forget":
         if (args.project is not None or args.everything) and not args.yes:
             what = "everything" if args.everything else f"project {args.project!r}"

@@ -251,6 +251,8 @@ class Consolidator:
             fact.metadata["refines"] = verdict.target_id
         if filed is not None and filed != cand.attribute:  # taken from the fact it replaces: a revert gives it back
             fact.metadata["attribute_from"] = replaced.id
+        if verdict.op == "add" and verdict.doubts:  # a change of one of these? the user settles it (review.py)
+            fact.metadata["doubts"] = list(verdict.doubts)
         if self.place is not None:
             self.place(fact, vec)
         try:
@@ -268,7 +270,8 @@ class Consolidator:
             self.store.update(fact)
             self.retire(replaced, now, successor=fact.id, reason=verdict.reason, episode_id=ep.id)
             return Decision(DecisionOp.UPDATE, cand.content, fact.id, replaced.id, distance, verdict.reason, now, (ep.id,))
-        return Decision(DecisionOp.ADD, cand.content, fact.id, verdict.target_id, distance, verdict.reason, now, (ep.id,))
+        return Decision(DecisionOp.ADD, cand.content, fact.id, verdict.target_id, distance, verdict.reason, now, (ep.id,),
+                        doubts=verdict.doubts)
 
     def _earlier(self, fact: MemoryRecord, depth: int = 3) -> tuple[str, ...]:
         """What the facts this one replaced said (newest first, at most ``depth``):

@@ -127,6 +127,7 @@ class Decision:
     at: datetime
     episode_ids: tuple[str, ...] = ()
     raw: str | None = None
+    doubts: tuple[str, ...] = ()  # an ADD that reads as a change of one of these facts, which the rules could not tell
 
 
 @dataclass(frozen=True)
@@ -259,4 +260,5 @@ def capabilities_of(provider: object) -> dict[str, bool]:
 def decision_json(d: Decision) -> dict[str, Any]:
     """A decision as a decision-log entry (what every store's log keeps)."""
     return {"op": d.op.value, "candidate": d.candidate, "fact_id": d.fact_id, "target_id": d.target_id,
-            "distance": d.distance, "reason": d.reason, "at": d.at.isoformat(), "episode_ids": list(d.episode_ids), "raw": d.raw}
+            "distance": d.distance, "reason": d.reason, "at": d.at.isoformat(), "episode_ids": list(d.episode_ids), "raw": d.raw,
+            **({"doubts": list(d.doubts)} if d.doubts else {})}

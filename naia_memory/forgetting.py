@@ -72,6 +72,11 @@ def unlink(r: MemoryRecord, gone: set[str], source_ids_of: dict[str, list[str]])
         if r.metadata.get(key) in gone:
             del r.metadata[key]
             changed = True
+    if any(i in gone for i in r.metadata.get("doubts", ())):
+        r.metadata["doubts"] = [i for i in r.metadata["doubts"] if i not in gone]
+        if not r.metadata["doubts"]:
+            del r.metadata["doubts"]
+        changed = True
     if r.metadata.get("superseded_by_episode") in gone:
         r.metadata["superseded_by_episode"] = FORGOTTEN_TURN
         changed = True

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from .cognition import contradiction
 from .contract import InvalidInput, MemoryKind, UnknownMemoryError
 from .forgetting import FORGOTTEN_TURN
 from .records import ACTIVE, SUPERSEDED, MemoryRecord, ensure_aware
@@ -24,7 +25,8 @@ from .validate import check_memory_id, check_name
 
 # retire()'s episode ids that are not the judge's: a user's correction and a Koog-style save
 USER_EDIT = "user-edit"
-_NOT_THE_JUDGE = (USER_EDIT, "structured-save")
+USER_SETTLED = "user-settled"  # a change the user confirmed (``settle``)
+_NOT_THE_JUDGE = (USER_EDIT, "structured-save", USER_SETTLED)
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,23 @@ class FactChange:
                 "said_id": self.said_id, "said": self.said, "reason": self.reason, "at": self.at.isoformat()}
 
 
+@dataclass(frozen=True)
+class Doubt:
+    """A statement that reads as a change ("ported my number to Mint") of a
+    fact the rules could not name: ``facts`` are the current ones it may be
+    about, nearest first, as (id, text). The user's answer goes to ``settle``."""
+    fact_id: str
+    fact: str
+    said_id: str | None
+    said: str | None
+    facts: tuple[tuple[str, str], ...]
+    at: datetime
+
+    def to_json(self) -> dict[str, Any]:
+        return {"fact_id": self.fact_id, "fact": self.fact, "said_id": self.said_id, "said": self.said,
+                "facts": [{"id": i, "fact": t} for i, t in self.facts], "at": self.at.isoformat()}
+
+
 def judged(r: MemoryRecord) -> bool:
     """A fact the update judge ended (not a user's edit, a structured save, or
     a summary or reflection renewed from its grounds)."""
@@ -62,8 +81,7 @@ class UpdateReview:
         for all). A decision reverted, or whose old fact was forgotten, is
         not listed."""
         check_name(project, "project")
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0):
-            raise InvalidInput(f"limit must be a positive whole number or None, got {limit!r}")
+        _check_limit(limit)
         lo = ensure_aware(since) if since is not None else None
         with self._lock:
             self._check_open()
@@ -81,6 +99,68 @@ class UpdateReview:
                                       said_id if said_id != FORGOTTEN_TURN else None, said.content if said is not None else None,
                                       str(r.metadata["superseded_reason"]), r.valid_to or r.updated_at))
             return out
+
+    def doubts(self, *, project: str = "default", limit: int | None = 50) -> list[Doubt]:
+        """Statements the update rules read as a change but could not tie to a
+        fact, newest first, each with the current facts it may be about: what
+        an agent should ask the user ("does 'ported my number to Mint' mean
+        you left Verizon?"). Settled ones, and ones whose facts have all ended
+        or been forgotten since, are not listed."""
+        check_name(project, "project")
+        _check_limit(limit)
+        with self._lock:
+            self._check_open()
+            out = []
+            for r in self.store.records(RecordFilter(project=project, kinds=(MemoryKind.FACT,))):
+                if r.status == SUPERSEDED or not r.metadata.get("doubts"):
+                    continue
+                facts = [f for f in map(self.store.get, r.metadata["doubts"]) if f is not None and f.status != SUPERSEDED]
+                if facts:
+                    said = self.store.get(r.provenance[0]) if r.provenance else None
+                    out.append(Doubt(r.id, r.content, said.id if said is not None else None,
+                                     said.content if said is not None else None,
+                                     tuple((f.id, f.content) for f in facts), r.created_at))
+            out.sort(key=lambda d: (d.at, d.fact_id), reverse=True)
+            return out[:limit]
+
+    def settle(self, *, memory_id: str, replaces: str | None, now: datetime | None = None) -> str | None:
+        """The user's answer to a doubt about the fact ``memory_id``:
+        ``replaces`` names the fact it changed (one of those ``doubts``
+        listed; it ends, replaced by this one, as the judge would have done),
+        or None: it changed none of them. Either way the doubt is closed and
+        logged (SETTLE). Returns the id of the fact that ended, or None."""
+        now = ensure_aware(now)
+        with self._lock:
+            self._check_open()
+            fact = self.store.get(check_memory_id(memory_id))
+            if fact is None:
+                raise UnknownMemoryError(f"no memory with id {memory_id!r}")
+            asked = list(fact.metadata.get("doubts") or ())
+            if not asked or fact.status == SUPERSEDED:
+                raise InvalidInput(f"{memory_id} has no open question (doubts() lists those)")
+            old = None
+            if replaces is not None:
+                if check_memory_id(replaces) not in asked:
+                    raise InvalidInput(f"{replaces} is not one of the facts {memory_id} may have changed: {asked}")
+                old = self.store.get(replaces)
+                if old is None or old.status == SUPERSEDED or old.project != fact.project:
+                    raise InvalidInput(f"{replaces} is no longer current")
+            del fact.metadata["doubts"]
+            fact.metadata["settled"] = {"at": now.isoformat(), "replaces": replaces, "asked": asked}
+            if old is not None:
+                fact.supersedes = old.id
+                if fact.attribute is None and contradiction.is_attribute(old.attribute):  # its slot, as the judge files it
+                    self.index.remove(fact)
+                    fact.attribute = old.attribute
+                    fact.tokens = [*fact.tokens, *self.consolidator.label_tokens(contradiction.attribute(old.attribute))]
+                    fact.metadata["attribute_from"] = old.id
+                    self.index.add(fact)
+                self.consolidator.retire(old, now, successor=fact.id, reason="confirmed by the user",
+                                         episode_id=USER_SETTLED)
+            self.store.update(fact)
+            self.store.append_log([{"op": "SETTLE", "fact_id": fact.id, "target_id": replaces, "at": now.isoformat()}])
+            self.store.commit()
+            return replaces
 
     def revert(self, *, memory_id: str, now: datetime | None = None) -> str:
         """Take back the judge's decision that ended a fact: ``memory_id`` is
@@ -104,8 +184,10 @@ class UpdateReview:
             if old.status != SUPERSEDED:
                 raise InvalidInput(f"{memory_id} is {old.status}: no update decision ended it")
             if not judged(old):
-                why = "a user's edit (edit it again)" if old.metadata.get("superseded_by_episode") == USER_EDIT \
-                    else "not the update judge's decision"
+                how = old.metadata.get("superseded_by_episode")
+                why = ("a user's edit (edit it again)" if how == USER_EDIT else
+                       "the user's answer to a doubt (edit to correct it)" if how == USER_SETTLED else
+                       "not the update judge's decision")
                 raise InvalidInput(f"{old.id} was ended by {why}")
             successor_id = old.superseded_by
             successor = self.store.get(successor_id) if successor_id else None
@@ -165,3 +247,8 @@ class UpdateReview:
                 else:
                     del ep.metadata["stale_fact"]
                 self.store.update(ep)
+
+
+def _check_limit(limit: object) -> None:
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0):
+        raise InvalidInput(f"limit must be a positive whole number or None, got {limit!r}")

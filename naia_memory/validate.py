@@ -52,6 +52,7 @@ ENGINE_KEYS = frozenset({
     "importance", "superseded_by_episode", "superseded_reason", "archived_at", "revived_at", "strength_at_archive",
     "undecided_attempts", "edited_by_user",
     "reverted", "attribute_from",  # an update decision taken back (review.py), a slot taken from the fact replaced
+    "doubts", "settled",  # the facts a statement may have changed, and the user's answer (review.py)
     "context",  # the turn a short answer was indexed with: a dict there stopped every forget of the store (a 500 for all)
     "structured",  # marks Koog-style facts, which the hierarchy leaves unplaced
 })

@@ -52,7 +52,7 @@ def test_mcp_tools_over_stdio(tmp_path, tokenizer):
             seen["after"] = (await c.call_tool("list", {})).structured_content["result"]
 
     anyio.run(session)
-    assert seen["tools"] == ["changes", "consolidate", "forget", "list", "recall", "remember", "revert"]
+    assert seen["tools"] == ["changes", "consolidate", "doubts", "forget", "list", "recall", "remember", "revert", "settle"]
     assert seen["stored"]["stored"] is True and seen["stored"]["id"].startswith("ep_")
     assert seen["recall"][0]["memory"] == "I live in Lisbon"
     assert seen["consolidate"]["turns"] == 2 and seen["consolidate"]["decisions"]["ADD"] == 2
@@ -94,6 +94,8 @@ def test_mcp_changes_and_revert(tmp_path, tokenizer, t0):
             seen["revert"] = (await c.call_tool("revert", {"memory_id": seen["changes"][0]["old_id"]})).structured_content
             seen["again"] = await c.call_tool("revert", {"memory_id": seen["changes"][0]["old_id"]})
             seen["after"] = (await c.call_tool("changes", {})).structured_content["result"]
+            seen["doubts"] = (await c.call_tool("doubts", {})).structured_content["result"]
+            seen["settle"] = await c.call_tool("settle", {"memory_id": seen["changes"][0]["old_id"], "replaces": None})
 
     anyio.run(session)
     [ch] = seen["changes"]
@@ -101,4 +103,5 @@ def test_mcp_changes_and_revert(tmp_path, tokenizer, t0):
     assert seen["other"].is_error and "no memory with id" in seen["other"].content[0].text
     assert seen["revert"] == {"current": ch["old_id"]}
     assert seen["again"].is_error and "active" in seen["again"].content[0].text
-    assert seen["after"] == []
+    assert seen["after"] == [] and seen["doubts"] == []
+    assert seen["settle"].is_error and "no open question" in seen["settle"].content[0].text

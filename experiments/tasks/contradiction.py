@@ -38,6 +38,8 @@ def run_case(provider: MemoryProvider, case: Case) -> dict[str, Any]:
     undecided = any(d.op is DecisionOp.UNDECIDED for d in rep.decisions)
     predicted_target = sup[0].target_id if sup else None
     predicted = ("delete" if sup[0].op is DecisionOp.DELETE else "update") if sup else "keep"
+    # the facts the engine would ask the user about (an ADD that reads as a change it could not tie to one)
+    asked = sorted({i for d in rep.decisions if d.op is DecisionOp.ADD for i in getattr(d, "doubts", ())})
     return {"case_id": case.case_id, "lang": case.lang, "category": case.category, "expected": case.expected,
             "listed": case.listed, "split": case.split, "batch": case.batch, "attr": case.attr,
             "target": case.target, "target_id": ids[case.target] if case.target is not None else None,
@@ -45,7 +47,8 @@ def run_case(provider: MemoryProvider, case: Case) -> dict[str, Any]:
             "setup_ok": all(i is not None for i in ids[case.padding:]),
             "padding": case.padding, "padding_kept": sum(i is not None for i in ids[:case.padding]),
             "correct_target": bool(sup) and case.target is not None and ids[case.target] == predicted_target,
-            "undecided": undecided, "decisions": [(d.op.value, d.reason) for d in rep.decisions]}
+            "undecided": undecided, "decisions": [(d.op.value, d.reason) for d in rep.decisions],
+            "asked": asked, "asked_target": case.target is not None and ids[case.target] in asked}
 
 
 def ratio(num: int, den: int) -> float | None:
@@ -59,11 +62,17 @@ def score(rows: list[dict[str, Any]]) -> dict[str, float]:
     keep = [r for r in rows if r["expected"] == "keep"]
     fp_keep = [r for r in keep if r["predicted"] != "keep"]
     exact = [r for r in rows if (r["predicted"] == r["expected"] and (r["expected"] == "keep" or r["correct_target"]))]
+    # an engine that asks when it doubts (MemorySystem.doubts): the changes it found, or asked about, if the user answers
+    settled = [r for r in labelled if (r["predicted"] != "keep" and r["correct_target"])
+               or (r["predicted"] == "keep" and r.get("asked_target"))]
     # a ratio with nothing under it is undefined (None), not 0: a group of keeps has no recall,
     # a group of changes no false-positive rate, and 0.000 there read as a score
     return {"n": len(rows), "precision": ratio(len(tp), len(pred)), "recall": ratio(len(tp), len(labelled)),
             "fpr": ratio(len(fp_keep), len(keep)), "accuracy": ratio(len(exact), len(rows)),
-            "setup_failures": sum(not r["setup_ok"] for r in rows), "undecided": sum(bool(r["undecided"]) for r in rows)}
+            "setup_failures": sum(not r["setup_ok"] for r in rows), "undecided": sum(bool(r["undecided"]) for r in rows),
+            "recall_if_asked": ratio(len(settled), len(labelled)),
+            "keeps_asked": ratio(sum(bool(r.get("asked")) for r in keep), len(keep)),
+            "changes_asked": ratio(sum(bool(r.get("asked")) for r in labelled), len(labelled))}
 
 
 def run_contradiction(make_provider: Callable[[], MemoryProvider], cases: Iterable[Case],

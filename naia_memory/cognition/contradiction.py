@@ -208,6 +208,9 @@ class Verdict:
     op: str  # "supersede" | "delete" | "reaffirm" | "refine" | "add"
     target_id: str | None
     reason: str
+    # an "add" of a statement that reads as a change but names no fact the rules can tie it to: the facts it
+    # may be about, nearest first, for the user to settle (``MemorySystem.doubts``)
+    doubts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

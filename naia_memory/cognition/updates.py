@@ -141,12 +141,21 @@ def same_slot(new: Reading, new_attr: Attribute | None, old: Known, w: SlotWeigh
                                                w.c_shared, w.c_alone)
 
 
+def _slots(known: Sequence[Known]) -> list[Known]:
+    """What happened once, or what was said of something else, is not a slot."""
+    return [k for k in known if (not k.reading.episodic or k.attribute is not None) and k.reading.personal]
+
+
+def _slot_candidates(known: Sequence[Known], w: SlotWeights) -> list[Known]:
+    """The facts ``pick_slot`` looks at, nearest first."""
+    return sorted(_slots(known), key=lambda k: (-k.rank_score, k.id))[: w.nearest]
+
+
 def pick_slot(new: Reading, new_attr: Attribute | None, known: Sequence[Known], w: SlotWeights) -> Known | None:
     """The fact the new statement is about: one filed under the same attribute
     first (the closest of them), else the first of the three nearest that passes
     ``same_slot``, those sharing a content word ahead of those that do not."""
-    # what happened once, or what was said of something else, is not a slot
-    known = [k for k in known if (not k.reading.episodic or k.attribute is not None) and k.reading.personal]
+    known = _slots(known)
     if new_attr is not None and not new_attr.multi:
         same = [k for k in known if k.attribute == new_attr.name]
         if same:
@@ -176,7 +185,10 @@ def decide(new: Reading, new_attr: Attribute | None, known: Sequence[Known], w: 
     # an event is about the fact it compares with, not the nearest one
     slot = compared if new.episodic and not new_attr else pick_slot(new, new_attr, known, w) or compared
     if slot is None:
-        return Verdict("add", None, "no fact about the same thing")
+        # it says something changed or ended, but which fact the rules cannot tell (knowledge they lack: Mint
+        # and Verizon are both carriers): the facts it may be about are kept for the user to settle
+        doubts = tuple(k.id for k in _slot_candidates(known, w)) if new.change or _cued(new) else ()
+        return Verdict("add", None, "no fact about the same thing", doubts)
     old = slot.reading
     fresh = new.content - overlap(new.content, old.content)  # what the new statement brings
     what = new_attr.name if new_attr is not None else (slot.attribute or old.predicate or "it")

@@ -3,8 +3,9 @@
 Tools: ``remember`` (store a turn), ``recall`` (what is relevant to a
 query), ``forget`` (one memory, with what was made from it), ``list``
 (the memories, newest last), ``consolidate`` (waiting turns into facts),
-``changes`` (the facts recently ended by what the user said) and
-``revert`` (take one of those back).
+``changes`` (the facts recently ended by what the user said),
+``revert`` (take one of those back), ``doubts`` (statements that read as
+a change the rules could not tie to a fact) and ``settle`` (the user's answer).
 One server serves one project: an agent reaches that project only, and an
 id from another project is reported as unknown. Errors come back as tool
 errors carrying the engine's message (a too-long text, an unknown id).
@@ -128,6 +129,22 @@ def build_mcp(memory, project: str = "default") -> MCPServer:
     def revert(memory_id: str) -> dict[str, Any]:
         _own(memory_id)
         return {"current": memory.revert(memory_id=memory_id)}
+
+    @server.tool(description="Statements the user made that read as a change of something the memory could not "
+                             "tie to a fact ('fact'), with the current facts it may have changed ('facts'). Ask the "
+                             "user, then call settle.")
+    @_told
+    def doubts(limit: Count = 20) -> list[dict[str, Any]]:
+        return [d.to_json() for d in memory.doubts(project=project, limit=limit)]
+
+    @server.tool(description="The user's answer to a doubt: 'replaces' is the id of the fact the statement changed "
+                             "(it ends, replaced by the statement), or null when it changed none of them.")
+    @_told
+    def settle(memory_id: str, replaces: str | None) -> dict[str, Any]:
+        _own(memory_id)
+        if replaces is not None:
+            _own(replaces)
+        return {"ended": memory.settle(memory_id=memory_id, replaces=replaces)}
 
     return server
 

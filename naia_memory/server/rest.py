@@ -7,6 +7,8 @@
     GET    /memories/{id}/history    every version, oldest first
     GET    /changes?user_id=         the facts recently ended by what the user said, newest first
     POST   /memories/{id}/revert     take one of those back (the old fact is current again)
+    GET    /doubts?user_id=          statements that read as a change of a fact the rules could not name
+    POST   /memories/{id}/settle     the user's answer: which fact it changed, or none
     DELETE /memories/{id}?user_id=   forget it (and what was made from it)
     DELETE /memories?user_id=        forget everything of a user
     POST   /search                   recall for a user
@@ -55,12 +57,16 @@ from .schemas import (
     ConsolidateOut,
     ConsolidateRequest,
     DeleteOut,
+    DoubtList,
+    DoubtOut,
     HealthOut,
     MemoryList,
     MemoryOut,
     RevertOut,
     RevertRequest,
     SearchRequest,
+    SettleOut,
+    SettleRequest,
     UpdateOut,
     UpdateRequest,
     memory_out,
@@ -270,6 +276,20 @@ def create_app(memory, settings: ServerSettings, *, clock=time.monotonic) -> Fas
     def revert(memory_id: str, body: RevertRequest, who: Caller = Depends(caller)) -> RevertOut:
         owned(memory_id, acting(who, body.user_id))
         return RevertOut(id=memory.revert(memory_id=memory_id))
+
+    @app.get("/doubts", response_model=DoubtList, tags=["memories"])
+    def doubts(user_id: str = Query(...), limit: int = Query(50, ge=1, le=1000, strict=True),
+               who: Caller = Depends(caller)) -> DoubtList:
+        user = acting(who, user_id)
+        return DoubtList(results=[DoubtOut(**d.to_json()) for d in memory.doubts(project=user, limit=limit)])
+
+    @app.post("/memories/{memory_id}/settle", response_model=SettleOut, tags=["memories"])
+    def settle(memory_id: str, body: SettleRequest, who: Caller = Depends(caller)) -> SettleOut:
+        user = acting(who, body.user_id)
+        owned(memory_id, user)
+        if body.replaces is not None:
+            owned(body.replaces, user)
+        return SettleOut(ended=memory.settle(memory_id=memory_id, replaces=body.replaces))
 
     @app.delete("/memories/{memory_id}", response_model=DeleteOut, tags=["memories"])
     def delete(memory_id: str, user_id: str = Query(...), who: Caller = Depends(caller)) -> DeleteOut:

@@ -97,6 +97,33 @@ class RevertRequest(BaseModel):
     user_id: str
 
 
+class SettleRequest(BaseModel):
+    user_id: str
+    replaces: str | None = Field(description="the fact the statement changed (it ends), or null: none of them")
+
+
+class DoubtFact(BaseModel):
+    id: str
+    fact: str
+
+
+class DoubtOut(BaseModel):
+    fact_id: str
+    fact: str
+    said_id: str | None
+    said: str | None
+    facts: list[DoubtFact]
+    at: datetime
+
+
+class DoubtList(BaseModel):
+    results: list[DoubtOut]
+
+
+class SettleOut(BaseModel):
+    ended: str | None = Field(description="the fact that ended, or null")
+
+
 class ChangeOut(BaseModel):
     op: Literal["UPDATE", "DELETE"]
     old_id: str

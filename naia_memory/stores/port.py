@@ -79,7 +79,7 @@ class RecordFilter:
 # what a decision-log entry may hold of a memory's words; a forget clears them
 LOG_TEXT_FIELDS = ("candidate", "reason", "raw", "concept", "subject", "scope", "skill")  # the last four: Koog saves, skills
 LOG_ID_FIELDS = ("fact_id", "target_id")
-LOG_ID_LISTS = ("episode_ids", "ids", "reaffirmed")
+LOG_ID_LISTS = ("episode_ids", "ids", "reaffirmed")  # (an ADD's "doubts" name other facts: its text is its own)
 
 
 def scrub_entry(entry: dict[str, Any], forgotten: set[str]) -> dict[str, Any] | None:

@@ -1,0 +1,135 @@
+"""Doubts (session 37): a statement that reads as a change ("ported my number
+to Mint") of a fact the offline rules cannot name (they do not know Mint and
+Verizon are both carriers) is kept as a fact, with the facts it may be about,
+for the user to settle; the answer ends the fact it changed, as the judge
+would have. Real stores, real Kiwi, the hashing embedder."""
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+
+from naia_memory import InvalidInput, MemorySystem, UnknownMemoryError
+
+from .conftest import naia_store
+
+MINT = "ported my number to Mint last week, way cheaper now"
+
+
+def _memory(kind, tmp_path, hashing, tokenizer, t0, *new):
+    m = MemorySystem(store=naia_store(kind, tmp_path), embedder=hashing, tokenizer=tokenizer)
+    for i, t in enumerate(["I'm on Verizon, the unlimited plan", "I play bass in a band", "I live in Denver"]):
+        m.encode(content=t, now=t0 + timedelta(minutes=i))
+    m.consolidate(now=t0 + timedelta(hours=1))
+    for t in new:
+        m.encode(content=t, now=t0 + timedelta(days=1))
+    m.consolidate(now=t0 + timedelta(days=1, hours=1))
+    return m
+
+
+def _fact(m, text):
+    return next(h for h in m.facts(include_inactive=True) if h.content == text)
+
+
+@pytest.mark.parametrize("kind", ["json", "sqlite"])
+def test_a_change_the_rules_cannot_place_is_asked_and_settled(kind, tmp_path, hashing, tokenizer, t0):
+    m = _memory(kind, tmp_path, hashing, tokenizer, t0, MINT)
+    [add] = [e for e in m.audit_log(op="ADD") if e["candidate"] == MINT]
+    verizon = _fact(m, "I'm on Verizon, the unlimited plan")
+    assert verizon.id in add["doubts"]  # logged with the decision
+    [d] = m.doubts()
+    assert (d.fact, d.said) == (MINT, MINT) and verizon.id in [i for i, _ in d.facts]
+    assert json.loads(json.dumps(d.to_json()))["facts"][0]["id"] == d.facts[0][0]
+    assert m.settle(memory_id=d.fact_id, replaces=verizon.id, now=t0 + timedelta(days=2)) == verizon.id
+    assert m.doubts() == []
+    assert _fact(m, "I'm on Verizon, the unlimited plan").metadata["status"] == "superseded"
+    assert [h.content for h in m.history(memory_id=d.fact_id)] == ["I'm on Verizon, the unlimited plan", MINT]
+    [entry] = m.audit_log(op="SETTLE")
+    assert (entry["fact_id"], entry["target_id"]) == (d.fact_id, verizon.id)
+    assert m.changes() == []  # the user's answer, not the judge's decision: nothing to review
+    with pytest.raises(InvalidInput, match="the user's answer"):
+        m.revert(memory_id=verizon.id)
+    m.close()
+    m = MemorySystem(store=naia_store(kind, tmp_path), embedder=hashing, tokenizer=tokenizer)
+    assert m.doubts() == [] and _fact(m, "I'm on Verizon, the unlimited plan").metadata["status"] == "superseded"
+    m.close()
+
+
+def test_none_of_them_closes_the_doubt_and_ends_nothing(tmp_path, hashing, tokenizer, t0):
+    m = _memory("json", tmp_path, hashing, tokenizer, t0, "we got a new store manager today, she seems strict")
+    [d] = m.doubts()
+    assert m.settle(memory_id=d.fact_id, replaces=None) is None
+    assert m.doubts() == [] and all(h.metadata["status"] == "active" for h in m.facts(include_inactive=True))
+    assert m.store.get(d.fact_id).metadata["settled"]["replaces"] is None
+
+
+def test_what_cannot_be_settled_is_refused_and_changes_nothing(tmp_path, hashing, tokenizer, t0):
+    m = _memory("json", tmp_path, hashing, tokenizer, t0, MINT)
+    [d] = m.doubts()
+    band = _fact(m, "I play bass in a band")
+    before = {r.id: json.dumps(r.to_json(), sort_keys=True) for r in m.store.records()}
+    with pytest.raises(UnknownMemoryError):
+        m.settle(memory_id="fact_nope", replaces=None)
+    with pytest.raises(InvalidInput, match="not one of the facts"):
+        m.settle(memory_id=d.fact_id, replaces=d.fact_id)  # never asked about
+    with pytest.raises(InvalidInput, match="no open question"):
+        m.settle(memory_id=band.id, replaces=None)
+    with pytest.raises(InvalidInput):
+        m.doubts(limit=0)
+    assert {r.id: json.dumps(r.to_json(), sort_keys=True) for r in m.store.records()} == before
+
+
+def test_a_doubt_whose_facts_all_ended_or_were_forgotten_is_not_listed(tmp_path, hashing, tokenizer, t0):
+    m = _memory("json", tmp_path, hashing, tokenizer, t0, MINT)
+    [d] = m.doubts()
+    for i, _ in d.facts:
+        m.forget(memory_id=i)
+    assert m.doubts() == []
+    assert "doubts" not in m.store.get(d.fact_id).metadata  # the links to what was forgotten went with it
+
+
+def test_a_statement_the_rules_place_or_that_reads_as_no_change_asks_nothing(tmp_path, hashing, tokenizer, t0):
+    m = _memory("json", tmp_path, hashing, tokenizer, t0, "I left the band last month", "I love sushi")
+    assert m.doubts() == []
+    assert _fact(m, "I play bass in a band").metadata["status"] == "superseded"  # the rules found that one
+
+
+def test_rest_and_the_command_reach_doubts_and_settle(tmp_path, hashing, tokenizer, t0):
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from naia_memory.server.rest import ServerSettings, create_app
+
+    m = _memory("json", tmp_path, hashing, tokenizer, t0, MINT)
+    token = "test-token-0123456789"
+    auth = {"Authorization": f"Bearer {token}"}
+    with TestClient(create_app(m, ServerSettings(tokens={token: None}, rate=1000, burst=1000))) as c:
+        [d] = c.get("/doubts", params={"user_id": "default"}, headers=auth).json()["results"]
+        assert d["fact"] == MINT
+        assert c.get("/doubts", params={"user_id": "bob"}, headers=auth).json()["results"] == []
+        verizon = next(f["id"] for f in d["facts"] if "Verizon" in f["fact"])
+        assert c.post(f"/memories/{d['fact_id']}/settle", json={"user_id": "bob", "replaces": verizon},
+                      headers=auth).status_code == 404  # another user's fact reads as missing
+        r = c.post(f"/memories/{d['fact_id']}/settle", json={"user_id": "default", "replaces": verizon}, headers=auth)
+        assert r.status_code == 200 and r.json() == {"ended": verizon}
+        again = c.post(f"/memories/{d['fact_id']}/settle", json={"user_id": "default", "replaces": None}, headers=auth)
+        assert again.status_code == 400 and "no open question" in again.json()["detail"]
+    m.close()
+
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    m = _memory("json", tmp_path / "cli", hashing, tokenizer, t0, MINT)
+    m.close()
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "naia_memory.cli", "--store", str(tmp_path / "cli" / "m.json"), *args],
+                              cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=120)
+    [d] = json.loads(cli("doubts", "--json").stdout)
+    assert "changes" in cli("doubts").stdout
+    out = cli("settle", d["fact_id"], "--none")
+    assert out.returncode == 0 and out.stdout.strip() == "nothing ended"
+    refused = cli("settle", d["fact_id"], "--none")
+    assert refused.returncode == 2 and "no open question" in refused.stderr
