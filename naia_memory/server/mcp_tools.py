@@ -27,7 +27,8 @@ from ..validate import check_name
 
 INSTRUCTIONS = ("Long-term memory of the user, kept on their machine. Call recall before answering about the user "
                 "or earlier conversations; call remember with what the user said that is worth keeping; call "
-                "consolidate when the conversation is idle; forget only on the user's request.")
+                "consolidate when the conversation is idle, then doubts, and ask the user about any it lists "
+                "(settle with the answer); forget only on the user's request.")
 
 
 def _hit(h: RecallHit, score: bool = False) -> dict[str, Any]:
