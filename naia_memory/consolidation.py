@@ -251,8 +251,10 @@ class Consolidator:
             fact.metadata["refines"] = verdict.target_id
         if filed is not None and filed != cand.attribute:  # taken from the fact it replaces: a revert gives it back
             fact.metadata["attribute_from"] = replaced.id
-        if verdict.op == "add" and verdict.doubts:  # a change of one of these? the user settles it (review.py)
-            fact.metadata["doubts"] = list(verdict.doubts)
+        doubts = [i for i in verdict.doubts if (f := self.store.get(i)) is not None
+                  and f.metadata.get("subject", "user") == subject] if verdict.op == "add" else []
+        if doubts:  # a change of one of these (its own subject's)? the user settles it (review.py)
+            fact.metadata["doubts"] = doubts
         if self.place is not None:
             self.place(fact, vec)
         try:
@@ -267,11 +269,15 @@ class Consolidator:
         self.store.graph.add_cooccurrence(fact.entities)
         if replaced is not None:
             fact.supersedes = replaced.id
+            # a question the replaced fact had open ("AT&T" asked about Verizon) is this one's now
+            inherited = [i for i in replaced.metadata.get("doubts", ()) if i not in (fact.id, replaced.id)]
+            if inherited:
+                fact.metadata["doubts"] = inherited
             self.store.update(fact)
             self.retire(replaced, now, successor=fact.id, reason=verdict.reason, episode_id=ep.id)
             return Decision(DecisionOp.UPDATE, cand.content, fact.id, replaced.id, distance, verdict.reason, now, (ep.id,))
         return Decision(DecisionOp.ADD, cand.content, fact.id, verdict.target_id, distance, verdict.reason, now, (ep.id,),
-                        doubts=verdict.doubts)
+                        doubts=tuple(doubts))
 
     def _earlier(self, fact: MemoryRecord, depth: int = 3) -> tuple[str, ...]:
         """What the facts this one replaced said (newest first, at most ``depth``):

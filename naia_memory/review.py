@@ -19,7 +19,7 @@ from typing import Any
 from .cognition import contradiction
 from .contract import InvalidInput, MemoryKind, UnknownMemoryError
 from .forgetting import FORGOTTEN_TURN
-from .records import ACTIVE, SUPERSEDED, MemoryRecord, ensure_aware
+from .records import ACTIVE, ARCHIVED, SUPERSEDED, MemoryRecord, ensure_aware
 from .stores.port import RecordFilter
 from .validate import check_memory_id, check_name
 
@@ -65,6 +65,11 @@ class Doubt:
                 "facts": [{"id": i, "fact": t} for i, t in self.facts], "at": self.at.isoformat()}
 
 
+def settled(r: MemoryRecord) -> bool:
+    """A fact ended by the user's answer to a doubt (``settle``)."""
+    return r.kind is MemoryKind.FACT and r.status == SUPERSEDED and r.metadata.get("superseded_by_episode") == USER_SETTLED
+
+
 def judged(r: MemoryRecord) -> bool:
     """A fact the update judge ended (not a user's edit, a structured save, or
     a summary or reflection renewed from its grounds)."""
@@ -102,7 +107,8 @@ class UpdateReview:
 
     def doubts(self, *, project: str = "default", limit: int | None = 50) -> list[Doubt]:
         """Statements the update rules read as a change but could not tie to a
-        fact, newest first, each with the current facts it may be about: what
+        fact, newest first, each with the current facts it may be about (a
+        fact the user has edited since is offered as its edited version): what
         an agent should ask the user ("does 'ported my number to Mint' mean
         you left Verizon?"). Settled ones, and ones whose facts have all ended
         or been forgotten since, are not listed."""
@@ -111,10 +117,8 @@ class UpdateReview:
         with self._lock:
             self._check_open()
             out = []
-            for r in self.store.records(RecordFilter(project=project, kinds=(MemoryKind.FACT,))):
-                if r.status == SUPERSEDED or not r.metadata.get("doubts"):
-                    continue
-                facts = [f for f in map(self.store.get, r.metadata["doubts"]) if f is not None and f.status != SUPERSEDED]
+            for r in self.store.records(RecordFilter(project=project, kinds=(MemoryKind.FACT,), statuses=(ACTIVE, ARCHIVED))):
+                facts = self._open_question(r)
                 if facts:
                     said = self.store.get(r.provenance[0]) if r.provenance else None
                     out.append(Doubt(r.id, r.content, said.id if said is not None else None,
@@ -123,44 +127,73 @@ class UpdateReview:
             out.sort(key=lambda d: (d.at, d.fact_id), reverse=True)
             return out[:limit]
 
+    def _open_question(self, r: MemoryRecord) -> list[MemoryRecord]:
+        """The current facts ``r`` may have changed (each as the user's edits left it), none when settled."""
+        if r.status == SUPERSEDED or not r.metadata.get("doubts"):
+            return []
+        out: dict[str, MemoryRecord] = {}
+        for i in r.metadata["doubts"]:
+            f = self.store.get(i)
+            if f is not None:
+                f = self._versions(f)[-1]
+                if f.status != SUPERSEDED and f.id != r.id and f.project == r.project:
+                    out.setdefault(f.id, f)
+        return list(out.values())
+
     def settle(self, *, memory_id: str, replaces: str | None, now: datetime | None = None) -> str | None:
         """The user's answer to a doubt about the fact ``memory_id``:
         ``replaces`` names the fact it changed (one of those ``doubts``
         listed; it ends, replaced by this one, as the judge would have done),
         or None: it changed none of them. Either way the doubt is closed and
-        logged (SETTLE). Returns the id of the fact that ended, or None."""
+        logged (SETTLE); a question the ended fact itself had open passes to
+        this one. Returns the id of the fact that ended, or None."""
         now = ensure_aware(now)
         with self._lock:
             self._check_open()
             fact = self.store.get(check_memory_id(memory_id))
             if fact is None:
                 raise UnknownMemoryError(f"no memory with id {memory_id!r}")
-            asked = list(fact.metadata.get("doubts") or ())
-            if not asked or fact.status == SUPERSEDED:
+            offered = self._open_question(fact)
+            if not offered:
                 raise InvalidInput(f"{memory_id} has no open question (doubts() lists those)")
             old = None
             if replaces is not None:
-                if check_memory_id(replaces) not in asked:
-                    raise InvalidInput(f"{replaces} is not one of the facts {memory_id} may have changed: {asked}")
-                old = self.store.get(replaces)
-                if old is None or old.status == SUPERSEDED or old.project != fact.project:
-                    raise InvalidInput(f"{replaces} is no longer current")
-            del fact.metadata["doubts"]
+                old = next((f for f in offered if f.id == check_memory_id(replaces)
+                            and f.metadata.get("subject", "user") == fact.metadata.get("subject", "user")), None)
+                if old is None:
+                    raise InvalidInput(f"{replaces} is not one of the current facts {memory_id} may have changed: "
+                                       f"{[f.id for f in offered]}")
+            asked = list(fact.metadata.pop("doubts"))
             fact.metadata["settled"] = {"at": now.isoformat(), "replaces": replaces, "asked": asked}
             if old is not None:
-                fact.supersedes = old.id
+                first = self._first_version(fact)  # an edited statement: its history starts where it was said
+                first.supersedes = old.id
                 if fact.attribute is None and contradiction.is_attribute(old.attribute):  # its slot, as the judge files it
                     self.index.remove(fact)
                     fact.attribute = old.attribute
                     fact.tokens = [*fact.tokens, *self.consolidator.label_tokens(contradiction.attribute(old.attribute))]
                     fact.metadata["attribute_from"] = old.id
                     self.index.add(fact)
-                self.consolidator.retire(old, now, successor=fact.id, reason="confirmed by the user",
+                inherited = [i for i in old.metadata.get("doubts", ()) if i not in (fact.id, old.id)]
+                if inherited:  # "AT&T" asked about Verizon, "Mint" replaced AT&T: Mint is asked about Verizon now
+                    fact.metadata["doubts"] = inherited
+                if first is not fact:
+                    self.store.update(first)
+                self.consolidator.retire(old, now, successor=first.id, reason="confirmed by the user",
                                          episode_id=USER_SETTLED)
             self.store.update(fact)
             self.store.append_log([{"op": "SETTLE", "fact_id": fact.id, "target_id": replaces, "at": now.isoformat()}])
             self.store.commit()
             return replaces
+
+    def _first_version(self, fact: MemoryRecord) -> MemoryRecord:
+        """The version the user's edits started from."""
+        seen = {fact.id}
+        while fact.supersedes and (prev := self.store.get(fact.supersedes)) is not None and prev.id not in seen \
+                and prev.superseded_by == fact.id and prev.metadata.get("superseded_by_episode") == USER_EDIT:
+            seen.add(prev.id)
+            fact = prev
+        return fact
 
     def revert(self, *, memory_id: str, now: datetime | None = None) -> str:
         """Take back the judge's decision that ended a fact: ``memory_id`` is
@@ -168,8 +201,9 @@ class UpdateReview:
         current again (its end, successor and reason cleared; the turns it
         came from no longer read as stale), the replacing fact stays as a
         fact of its own, and a REVERT entry is logged. Returns the old
-        fact's id. A user's edit is not reverted here (edit again), nor a
-        fact that is current."""
+        fact's id. The user's answer to a doubt (``settle``) is taken back
+        the same way; a user's edit is not (edit again), nor a fact that is
+        current, nor the older change of a chain until the newer is."""
         now = ensure_aware(now)
         with self._lock:
             self._check_open()
@@ -183,16 +217,14 @@ class UpdateReview:
                     raise InvalidInput(f"{memory_id} no longer replaces {r.supersedes}: nothing to revert")
             if old.status != SUPERSEDED:
                 raise InvalidInput(f"{memory_id} is {old.status}: no update decision ended it")
-            if not judged(old):
-                how = old.metadata.get("superseded_by_episode")
-                why = ("a user's edit (edit it again)" if how == USER_EDIT else
-                       "the user's answer to a doubt (edit to correct it)" if how == USER_SETTLED else
-                       "not the update judge's decision")
+            if not (judged(old) or settled(old)):  # a settled change too: the user may change their mind
+                why = "a user's edit (edit it again)" if old.metadata.get("superseded_by_episode") == USER_EDIT \
+                    else "not the update judge's decision nor the user's answer to a doubt"
                 raise InvalidInput(f"{old.id} was ended by {why}")
             successor_id = old.superseded_by
             successor = self.store.get(successor_id) if successor_id else None
             versions = self._versions(successor) if successor is not None and successor.supersedes == old.id else []
-            if versions and judged(versions[-1]) and versions[-1].superseded_by:
+            if versions and versions[-1].status == SUPERSEDED and versions[-1].superseded_by:
                 # A -> B -> C: C took the slot through B; both A and C current would be two values of one slot
                 raise InvalidInput(f"{versions[-1].id} was replaced in turn by {versions[-1].superseded_by}: "
                                    "take that change back first (changes() lists it, newest first)")
