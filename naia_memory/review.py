@@ -1,6 +1,7 @@
-"""Review and undo the engine's own update decisions.
+"""Review and undo the engine's own update decisions, and ask the user where
+the rules could not decide.
 
-The offline judge is wrong about one change in ten on statements it was not
+The offline judge takes about one kept statement in ten for a change, on statements it was not
 written for (README, "Facts and updates on natural speech"): "we got a new
 store manager" can end "I work at the Costco on 5th". Nothing is lost (the
 old fact is kept as superseded history), but until now the only way back was
@@ -8,7 +9,11 @@ an ``edit`` that wrote the old text again as a new version. ``changes`` lists
 the decisions still in force, with what was said, so a user or an agent can
 ask "did you really leave Costco?"; ``revert`` takes one back: the old fact is
 current again, as if never ended, and the statement's own fact stays (it was
-said, it just did not replace anything). A mixin of ``MemorySystem``.
+said, it just did not replace anything). ``doubts`` lists the statements
+that read as a change the rules could not tie to a fact ("ported my number
+to Mint" after "I'm on Verizon": knowing both are carriers is not in them),
+with the facts they may be about; ``settle`` takes the user's answer. A
+mixin of ``MemorySystem``.
 """
 from __future__ import annotations
 
