@@ -189,10 +189,9 @@ class LifecycleControls:
                                         "count": len(recs), "at": ensure_aware(None).isoformat()}])
                 self.store.commit()
             except BaseException:  # the file still holds the old vectors: the store reads it again, and this goes back
-                self.embedder, self.pipeline.embedder, self.hierarchy.dim = before
                 discard = getattr(self.store, "discard", None)
-                if discard is not None:
-                    discard()
+                if discard is not None and discard():  # (a store in memory only keeps what it holds, and so does this)
+                    self.embedder, self.pipeline.embedder, self.hierarchy.dim = before
                 raise
             return len(recs)
 

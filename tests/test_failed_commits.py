@@ -243,3 +243,20 @@ def test_a_reindex_that_fails_before_its_commit_leaves_store_and_engine_agreeing
     assert m.store.embeddings([r.id for r in m.store.records()]).shape == (2, 64)
     assert m.recall(query="Lisbon", now=t0 + timedelta(hours=1)).contents()[0] == "I live in Lisbon"
     m.close()
+
+
+def test_a_store_in_memory_only_has_nothing_to_read_again(tokenizer, t0, monkeypatch):
+    """Experiments keep their stores in memory (path=None): a re-index that fails there must not then fail every
+    call on a file that does not exist."""
+    m = MemorySystem(store=LocalStore(None), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)
+    m.encode(content="I live in Lisbon", now=t0)
+
+    def boom():
+        raise RuntimeError("interrupted")
+
+    monkeypatch.setattr(m, "_place_unplaced", boom)
+    with pytest.raises(RuntimeError):
+        m.reindex(HashingEmbedder(dim=32))
+    monkeypatch.undo()
+    assert m.embedder.dim == m.store.meta()["embedder"]["dim"] == 32  # nothing to go back to: the new vectors stay
+    assert m.recall(query="Lisbon", now=t0 + timedelta(hours=1), strengthen=False).contents()

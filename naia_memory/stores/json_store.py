@@ -274,14 +274,18 @@ class LocalStore(SnapshotLoading, CachedReads):
         leaves the memory as it was instead of owing its changes to the next
         commit (until session 37 they were written by it)."""
         self._check_open()
-        if self._lost:
+        if self._lost and self.path is not None:
             self._read_again()
-        self._reread = False
+        self._lost = self._reread = False  # (a store in memory only has no file to read: it stays as it is)
 
-    def discard(self) -> None:
+    def discard(self) -> bool:
         """Drop what this process holds that is not committed: the file is
-        read again before the next call (a re-index that failed part-way)."""
+        read again before the next call (a re-index that failed part-way).
+        False for a store in memory only: there is nothing to read again."""
+        if self.path is None:
+            return False
         self._lost = True
+        return True
 
     def _read_again(self) -> None:
         """A store whose first snapshot was never written keeps its embedder;

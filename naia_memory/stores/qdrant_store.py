@@ -309,11 +309,12 @@ class QdrantStore(CachedReads):
         self._load(own_undo=True)
         self._lost, self._reread = False, True
 
-    def discard(self) -> None:
+    def discard(self) -> bool:
         """Drop what this process holds that is not committed: the collections
         are read again before the next call (a search may have flushed some of
         it: its undo record takes it back then)."""
         self._lost = True
+        return True
 
     def close(self) -> None:
         if self.client is None:

@@ -87,13 +87,14 @@ class Transactions:
                                  "file again at its next call") from e
             raise
 
-    def discard(self) -> None:
+    def discard(self) -> bool:
         """Drop what this process wrote since its last commit (a re-index
         that failed part-way): the transaction is rolled back and the file
         read again at the next call."""
         if self._in_txn:
             _roll_back(self.db)
         self._mark_lost()
+        return True
 
     def end_write(self) -> None:
         """The caller has undone what it wrote since the last commit (a batch
