@@ -209,3 +209,16 @@ def test_a_settled_fact_comes_back_once_its_replacement_is_forgotten(tmp_path, h
     m.forget(memory_id=d.said_id)
     assert m.revert(memory_id=verizon.id, now=t0 + timedelta(days=3)) == verizon.id
     assert _fact(m, "I'm on Verizon, the unlimited plan").metadata["status"] == "active"
+
+
+def test_the_lifecycle_user_answers_what_is_asked_as_the_script_says(tmp_path, hashing, tokenizer, t0):
+    """``answer_doubts`` (the lifecycle experiment's user): the statement just said is settled with the fact
+    naming a value it ended; any other doubt with "none"."""
+    from experiments.tasks.lifecycle import answer_doubts
+
+    m = _memory("json", tmp_path, hashing, tokenizer, t0, MINT, "we got a new store manager today, she seems strict")
+    assert len(m.doubts()) == 2
+    assert answer_doubts(m, MINT, {"Verizon"}, t0 + timedelta(days=2)) == (2, 1)
+    assert _fact(m, "I'm on Verizon, the unlimited plan").metadata["status"] == "superseded"
+    assert all(h.metadata["status"] == "active" for h in m.facts(include_inactive=True) if "Verizon" not in h.content)
+    assert m.doubts() == []

@@ -36,7 +36,8 @@ def run_experiment(name: str, factory: Callable[[], MemoryProvider], data: Any, 
     if name == "lifecycle":
         from .lifecycle import run_lifecycle
 
-        return run_lifecycle(factory, data, top_k=exp.get("top_k", 5), progress=progress)
+        return run_lifecycle(factory, data, top_k=exp.get("top_k", 5), settle_doubts=bool(exp.get("settle_doubts", False)),
+                             progress=progress)
     raise ValueError(f"unknown experiment {name!r}; known: {EXPERIMENTS}")
 
 

@@ -40,9 +40,24 @@ def _rates(probes: list[dict[str, Any]], top_k: int) -> dict[str, float]:
             "stale_returned_rate": rate("stale_returned"), "deleted_returned_rate": rate("deleted_returned")}
 
 
+def answer_doubts(p: Any, said: str, ended: set[str], now: datetime) -> tuple[int, int]:
+    """The user of the script answers every question the memory asks
+    (``MemorySystem.doubts``) as they would: a doubt about what they just
+    said is settled with the fact that names a value it ended, any other
+    with "none of them". Returns (questions, settled as a change)."""
+    asked = changed = 0
+    for d in p.doubts(limit=None):
+        hit = next((i for i, text in d.facts if d.said == said and any(_has(text, v) for v in ended)), None)
+        p.settle(memory_id=d.fact_id, replaces=hit, now=now)
+        asked, changed = asked + 1, changed + (hit is not None)
+    return asked, changed
+
+
 def run_lifecycle(make_provider: Callable[[], MemoryProvider], scripts: Iterable[Script], *, top_k: int = 5,
-                  progress: Callable[[int], None] | None = None) -> dict[str, Any]:
-    probes = []
+                  settle_doubts: bool = False, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """``settle_doubts``: after each consolidation the script's user answers the
+    memory's questions (providers that ask: naia's ``doubts``), truthfully."""
+    probes, questions, settled = [], 0, 0
     for script in scripts:
         p = make_provider()
         try:
@@ -58,6 +73,12 @@ def run_lifecycle(make_provider: Callable[[], MemoryProvider], scripts: Iterable
                         p.encode(content=step.say, role=Role.USER, now=day + timedelta(minutes=j))
                     p.encode(content=c, role=Role.USER, now=day + timedelta(minutes=j, seconds=30))
                 p.consolidate(now=day + timedelta(hours=1))
+                if settle_doubts and hasattr(p, "doubts"):
+                    before = script.steps[n - 1] if n else None
+                    ended = {v for v in (*step.stale, *step.deleted)
+                             if before is None or (v not in before.stale and v not in before.deleted)}
+                    a, c = answer_doubts(p, step.say, ended, day + timedelta(hours=1, minutes=30))
+                    questions, settled = questions + a, settled + c
                 res = p.recall(query=step.query, top_k=top_k, now=day + timedelta(hours=2))
                 texts = res.contents()
                 probes.append({
@@ -74,6 +95,8 @@ def run_lifecycle(make_provider: Callable[[], MemoryProvider], scripts: Iterable
         if progress:
             progress(1)
     metrics = _rates(probes, top_k)
+    if settle_doubts:
+        metrics.update(questions_answered=questions, settled_as_change=settled)
     for key in ("lang", "batch"):  # per language, and per written batch of the natural suite
         for g in sorted({q[key] for q in probes if q[key] is not None}, key=str):
             metrics.update({f"{key}:{g}/{k}": v for k, v in _rates([q for q in probes if q[key] == g], top_k).items()})
