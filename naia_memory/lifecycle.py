@@ -146,13 +146,14 @@ class LifecycleControls:
             if opened:
                 store.close()  # nothing changed yet: closing writes nothing
             raise
-        store.rebind_embedder(embedder.name, embedder.dim)
-        system = cls(store=store, embedder=embedder, **kwargs)
         try:
+            store.rebind_embedder(embedder.name, embedder.dim)
+            system = cls(store=store, embedder=embedder, **kwargs)
             system._take_vectors(embedder, recs, vecs)
         except BaseException:
+            _discard(store)  # the old vectors are what the file holds
             if opened:
-                store.close()  # the old vectors are what the file holds; the store is let go with them
+                store.close()  # and the store is let go with them
             raise
         return system
 
@@ -172,7 +173,11 @@ class LifecycleControls:
                 if hold is not None:
                     self.store.commit()  # nothing was written: this lets the other processes go on
                 raise
-            self.store.rebind_embedder(embedder.name, embedder.dim)
+            try:
+                self.store.rebind_embedder(embedder.name, embedder.dim)
+            except BaseException:  # (on SQLite it drops and makes the vector table again) nothing of it stays
+                _discard(self.store)
+                raise
             return self._take_vectors(embedder, recs, vecs)
 
     def _take_vectors(self, embedder: Embedder, recs: list[MemoryRecord], vecs: np.ndarray) -> int:
@@ -189,8 +194,7 @@ class LifecycleControls:
                                         "count": len(recs), "at": ensure_aware(None).isoformat()}])
                 self.store.commit()
             except BaseException:  # the file still holds the old vectors: the store reads it again, and this goes back
-                discard = getattr(self.store, "discard", None)
-                if discard is not None and discard():  # (a store in memory only keeps what it holds, and so does this)
+                if _discard(self.store):  # (a store in memory only keeps what it holds, and so does this)
                     self.embedder, self.pipeline.embedder, self.hierarchy.dim = before
                 raise
             return len(recs)
@@ -264,6 +268,12 @@ class LifecycleControls:
     @property
     def consolidation_running(self) -> bool:
         return self._timer is not None
+
+
+def _discard(store: StoragePort) -> bool:
+    """The store drops what it holds uncommitted and reads its file again (``discard``); False where it cannot."""
+    discard = getattr(store, "discard", None)
+    return bool(discard()) if discard is not None else False
 
 
 def _remove(path: Path) -> None:

@@ -260,3 +260,26 @@ def test_a_store_in_memory_only_has_nothing_to_read_again(tokenizer, t0, monkeyp
     monkeypatch.undo()
     assert m.embedder.dim == m.store.meta()["embedder"]["dim"] == 32  # nothing to go back to: the new vectors stay
     assert m.recall(query="Lisbon", now=t0 + timedelta(hours=1), strengthen=False).contents()
+
+
+@pytest.mark.parametrize("kind", ["json", "sqlite"])
+def test_a_reindex_whose_rebinding_fails_leaves_the_store_on_its_old_vectors(kind, tmp_path, tokenizer, t0, monkeypatch):
+    """On SQLite the rebinding drops and makes the vector table again: a failure half-way through it was kept."""
+    from .conftest import naia_store
+
+    m = MemorySystem(store=naia_store(kind, tmp_path), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)
+    m.encode(content="I live in Lisbon", now=t0)
+    real = type(m.store).rebind_embedder
+
+    def half(self, name, dim):
+        real(self, name, dim)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(type(m.store), "rebind_embedder", half)
+    with pytest.raises(OSError):
+        m.reindex(HashingEmbedder(dim=32))
+    monkeypatch.undo()
+    m.encode(content="I run on Tuesdays", now=t0 + timedelta(minutes=1))
+    assert m.embedder.dim == m.store.meta()["embedder"]["dim"] == 64
+    assert m.store.embeddings([r.id for r in m.store.records()]).shape == (2, 64)
+    m.close()

@@ -16,8 +16,10 @@ Qdrant has no transaction across collections (nor across the points of one
 call), so a commit writes an undo record first: the points it is about to
 change as they were, the metadata and graph as they were, and where the log
 stood. It is deleted when the commit is whole; a commit that fails puts the
-file back from it (and queues its changes again), and an undo record found
-at open means a process died mid-commit: the file is put back the same way.
+file back from it (and the store reads it again before the next call; with
+``autosave=False`` its changes are queued for the caller's next commit), and
+an undo record found at open means a process died mid-commit: the file is
+put back the same way.
 """
 from __future__ import annotations
 
