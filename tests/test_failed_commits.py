@@ -224,13 +224,8 @@ def test_a_forget_whose_erase_fails_still_erases_at_the_next_commit(tmp_path, to
     m.close()
 
 
-@pytest.mark.parametrize("kind", ["json", "sqlite", "qdrant"])
-def test_a_reindex_that_fails_before_its_commit_leaves_store_and_engine_agreeing(kind, tmp_path, tokenizer, t0, monkeypatch):
-    from .conftest import naia_store
-
-    m = MemorySystem(store=naia_store(kind, tmp_path), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)
-    m.encode(content="I live in Lisbon", now=t0)
-
+def _reindex_interrupted(m, monkeypatch) -> None:
+    """A re-index to 32 dimensions that fails after its vectors are written, before its commit."""
     def boom():
         raise RuntimeError("interrupted")
 
@@ -238,9 +233,22 @@ def test_a_reindex_that_fails_before_its_commit_leaves_store_and_engine_agreeing
     with pytest.raises(RuntimeError):
         m.reindex(HashingEmbedder(dim=32))
     monkeypatch.undo()
+
+
+def _on_old_vectors(m, t0) -> None:
     m.encode(content="I run on Tuesdays", now=t0 + timedelta(minutes=1))
     assert m.embedder.dim == m.store.meta()["embedder"]["dim"] == 64
     assert m.store.embeddings([r.id for r in m.store.records()]).shape == (2, 64)
+
+
+@pytest.mark.parametrize("kind", ["json", "sqlite", "qdrant"])
+def test_a_reindex_that_fails_before_its_commit_leaves_store_and_engine_agreeing(kind, tmp_path, tokenizer, t0, monkeypatch):
+    from .conftest import naia_store
+
+    m = MemorySystem(store=naia_store(kind, tmp_path), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)
+    m.encode(content="I live in Lisbon", now=t0)
+    _reindex_interrupted(m, monkeypatch)
+    _on_old_vectors(m, t0)
     assert m.recall(query="Lisbon", now=t0 + timedelta(hours=1)).contents()[0] == "I live in Lisbon"
     m.close()
 
@@ -250,14 +258,7 @@ def test_a_store_in_memory_only_has_nothing_to_read_again(tokenizer, t0, monkeyp
     call on a file that does not exist."""
     m = MemorySystem(store=LocalStore(None), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)
     m.encode(content="I live in Lisbon", now=t0)
-
-    def boom():
-        raise RuntimeError("interrupted")
-
-    monkeypatch.setattr(m, "_place_unplaced", boom)
-    with pytest.raises(RuntimeError):
-        m.reindex(HashingEmbedder(dim=32))
-    monkeypatch.undo()
+    _reindex_interrupted(m, monkeypatch)
     assert m.embedder.dim == m.store.meta()["embedder"]["dim"] == 32  # nothing to go back to: the new vectors stay
     assert m.recall(query="Lisbon", now=t0 + timedelta(hours=1), strengthen=False).contents()
 
@@ -279,7 +280,5 @@ def test_a_reindex_whose_rebinding_fails_leaves_the_store_on_its_old_vectors(kin
     with pytest.raises(OSError):
         m.reindex(HashingEmbedder(dim=32))
     monkeypatch.undo()
-    m.encode(content="I run on Tuesdays", now=t0 + timedelta(minutes=1))
-    assert m.embedder.dim == m.store.meta()["embedder"]["dim"] == 64
-    assert m.store.embeddings([r.id for r in m.store.records()]).shape == (2, 64)
+    _on_old_vectors(m, t0)
     m.close()
