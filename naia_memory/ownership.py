@@ -22,6 +22,7 @@ from .forgetting import forget_closure, give_back_edges, unlink
 from .hits import to_hit
 from .recall.context import index_text
 from .records import ACTIVE, PATH_KEY, SUMMARY, MemoryRecord, ensure_aware, grounds, predecessors
+from .review import check_not_before
 from .stores.port import RecordFilter
 from .validate import check_content, check_kinds, check_memory_id, check_name, check_query
 
@@ -87,6 +88,7 @@ class OwnerControls:
             old = self._require(memory_id)
             if old.status != ACTIVE:
                 raise InvalidInput(f"{memory_id} is {old.status}; edit the current version")
+            check_not_before(now, old)
             if old.metadata.get("structured") or old.kind is MemoryKind.SKILL:
                 # their fields (a value, an outcome's verdict and approach) are not read back from the text:
                 # an edit kept the old value in the new record, and loads went on answering with it

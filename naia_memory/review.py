@@ -168,6 +168,7 @@ class UpdateReview:
                 if old is None:
                     raise InvalidInput(f"{replaces} is not one of the current facts {memory_id} may have changed: "
                                        f"{[f.id for f in offered]}")
+            check_not_before(now, fact, *([old] if old is not None else []))
             asked = list(fact.metadata.pop("doubts"))
             fact.metadata["settled"] = {"at": now.isoformat(), "replaces": replaces, "asked": asked}
             if old is not None:
@@ -284,6 +285,14 @@ class UpdateReview:
                 else:
                     del ep.metadata["stale_fact"]
                 self.store.update(ep)
+
+
+def check_not_before(now: datetime, *facts: MemoryRecord) -> None:
+    """A correction or an answer dated before what it ends began would end it before its start."""
+    for f in facts:
+        start = f.valid_from or f.created_at
+        if now < start:
+            raise InvalidInput(f"now ({now.isoformat()}) is before {f.id} began ({start.isoformat()})")
 
 
 def _check_limit(limit: object) -> None:

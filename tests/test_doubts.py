@@ -222,3 +222,16 @@ def test_the_lifecycle_user_answers_what_is_asked_as_the_script_says(tmp_path, h
     assert _fact(m, "I'm on Verizon, the unlimited plan").metadata["status"] == "superseded"
     assert all(h.metadata["status"] == "active" for h in m.facts(include_inactive=True) if "Verizon" not in h.content)
     assert m.doubts() == []
+
+
+def test_an_answer_or_a_correction_dated_before_the_fact_began_is_refused(tmp_path, hashing, tokenizer, t0):
+    """It would end the fact before its start (a review's finding; edit had the same gap)."""
+    m = _memory("json", tmp_path, hashing, tokenizer, t0, MINT)
+    [d] = m.doubts()
+    verizon = _fact(m, "I'm on Verizon, the unlimited plan")
+    before = {r.id: json.dumps(r.to_json(), sort_keys=True) for r in m.store.records()}
+    with pytest.raises(InvalidInput, match="before"):
+        m.settle(memory_id=d.fact_id, replaces=verizon.id, now=t0 - timedelta(days=1))
+    with pytest.raises(InvalidInput, match="before"):
+        m.edit(memory_id=verizon.id, content="I'm on Verizon, the family plan", now=t0 - timedelta(days=1))
+    assert {r.id: json.dumps(r.to_json(), sort_keys=True) for r in m.store.records()} == before
