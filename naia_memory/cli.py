@@ -161,16 +161,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("edit", help="correct a memory (the old version is kept as history)")
     p.add_argument("id")
     p.add_argument("content")
-    p = sub.add_parser("changes", help="the facts recently ended by what was said, newest first")
-    p.add_argument("--project", default="default")
-    p.add_argument("--limit", type=int, default=50)
-    p.add_argument("--json", action="store_true")
+    _review_listing(sub, "changes", "the facts recently ended by what was said, newest first")
     p = sub.add_parser("revert", help="take back an update: the fact it ended is current again")
     p.add_argument("id", help="the ended fact, or the fact that replaced it")
-    p = sub.add_parser("doubts", help="statements that read as a change of a fact the rules could not name")
-    p.add_argument("--project", default="default")
-    p.add_argument("--limit", type=int, default=50)
-    p.add_argument("--json", action="store_true")
+    _review_listing(sub, "doubts", "statements that read as a change of a fact the rules could not name")
     p = sub.add_parser("settle", help="answer a doubt: which fact the statement changed, or none")
     p.add_argument("id", help="the statement's fact (doubts lists it)")
     g = p.add_mutually_exclusive_group(required=True)
@@ -206,6 +200,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--burst", type=int, default=100)
     p.add_argument("--project", default="default", help="mcp: the project the agent reaches")
     return ap
+
+
+def _review_listing(sub, name: str, help: str) -> None:
+    """``changes`` and ``doubts``: a project's newest first, as lines or JSON."""
+    p = sub.add_parser(name, help=help)
+    p.add_argument("--project", default="default")
+    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--json", action="store_true")
 
 
 def _port(text: str) -> int:

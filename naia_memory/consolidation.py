@@ -228,19 +228,15 @@ class Consolidator:
             self.retire(old, now, successor=None, reason=verdict.reason, episode_id=ep.id)
             return Decision(DecisionOp.DELETE, cand.content, None, old.id, distance, verdict.reason, now, (ep.id,))
         replaced = self.store.get(verdict.target_id) if verdict.op == "supersede" else None
-        # the slot a fact replaces is its slot: "congee is my favorite thing to eat now" replaces a fact filed
-        # under favorite_food without naming the attribute; filed under it too, the next change finds it there
-        # (pick_slot, _neighbours) and a question naming the attribute finds the value that holds now
-        filed = cand.attribute or (replaced.attribute if replaced is not None and contradiction.is_attribute(replaced.attribute) else None)
         fact = MemoryRecord(
             id=self.new_id("fact", cand.content, now, ep.project), kind=MemoryKind.FACT, content=cand.content, created_at=now, updated_at=now,
             last_accessed=now, project=ep.project, session=ep.session, role="user",
-            tokens=tokens + self.label_tokens(contradiction.attribute(filed) if filed else None),
+            tokens=tokens + self.label_tokens(contradiction.attribute(cand.attribute) if cand.attribute else None),
             entities=sorted(set(self.tokenizer.nouns(cand.content))), importance=ep.importance,
             # a turn the user asked to keep keeps what is drawn from it ("Remember this. My locker code is 4812.")
             memory_class="permanent" if ep.memory_class == "permanent" else cand.memory_class,
             valid_from=ep.created_at, provenance=[ep.id],
-            attribute=filed, value=" ".join(sorted(values)) or None,
+            attribute=cand.attribute or None, value=" ".join(sorted(values)) or None,
             metadata={"values": sorted(values), "extractor": getattr(self.fact_extractor, "name", "heuristic"),
                       "subject": subject, "source_ids": source_ids(ep)},
         )
@@ -249,8 +245,8 @@ class Consolidator:
             fact.metadata["when"] = to_json(when)
         if verdict.op == "refine":
             fact.metadata["refines"] = verdict.target_id
-        if filed is not None and filed != cand.attribute:  # taken from the fact it replaces: a revert gives it back
-            fact.metadata["attribute_from"] = replaced.id
+        if replaced is not None:
+            self.borrow_slot(fact, replaced)
         doubts = [i for i in verdict.doubts if (f := self.store.get(i)) is not None
                   and f.metadata.get("subject", "user") == subject] if verdict.op == "add" else []
         if doubts:  # a change of one of these (its own subject's)? the user settles it (review.py)
@@ -292,6 +288,29 @@ class Consolidator:
             out.append(prev.content)
             fact = prev
         return tuple(out)
+
+    def borrow_slot(self, fact: MemoryRecord, replaced: MemoryRecord) -> bool:
+        """The slot a fact replaces is its slot: "congee is my favorite thing to
+        eat now" replaces a fact filed under favorite_food without naming the
+        attribute; filed under it too (with its label words), the next change
+        finds it there (pick_slot, _neighbours) and a question naming the
+        attribute finds the value that holds now. Marked as taken from
+        ``replaced``, so a revert gives it back (``give_back_slot``). The
+        caller keeps the index in step."""
+        if fact.attribute or not contradiction.is_attribute(replaced.attribute):
+            return False
+        fact.attribute = replaced.attribute
+        fact.tokens = [*fact.tokens, *self.label_tokens(contradiction.attribute(replaced.attribute))]
+        fact.metadata["attribute_from"] = replaced.id
+        return True
+
+    def give_back_slot(self, fact: MemoryRecord, replaced_id: str) -> bool:
+        """Undo ``borrow_slot`` when the slot came from ``replaced_id``. The caller keeps the index in step."""
+        if fact.metadata.pop("attribute_from", None) != replaced_id or not fact.attribute:
+            return False
+        fact.tokens = self._content_tokens(fact)
+        fact.attribute = None
+        return True
 
     def label_tokens(self, attr: contradiction.Attribute | None) -> list[str]:
         return list(label_tokens(attr.name, self.tokenizer)) if attr is not None else []

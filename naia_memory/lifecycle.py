@@ -277,10 +277,16 @@ def _discard(store: StoragePort) -> bool:
 
 
 def _remove(path: Path) -> None:
-    """A file or a folder (a Qdrant backup), if it is there."""
+    """A file or a folder (a Qdrant backup), if it is there. Called while
+    another error is raised: a copy that cannot be removed is said in the log
+    (a forget will not reach it), not raised over that error."""
     import shutil
 
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        path.unlink(missing_ok=True)
+    try:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+    except OSError as e:
+        log.warning("the backup at %s was not noted in the store and could not be removed (%s): a forget will not "
+                    "reach it; delete it by hand", path, e)

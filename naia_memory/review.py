@@ -21,12 +21,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .cognition import contradiction
 from .contract import InvalidInput, MemoryKind, UnknownMemoryError
 from .forgetting import FORGOTTEN_TURN
 from .records import ACTIVE, ARCHIVED, SUPERSEDED, MemoryRecord, ensure_aware
 from .stores.port import RecordFilter
-from .validate import check_memory_id, check_name
+from .validate import check_limit, check_memory_id, check_name
 
 # retire()'s episode ids that are not the judge's: a user's correction and a Koog-style save
 USER_EDIT = "user-edit"
@@ -91,7 +90,7 @@ class UpdateReview:
         for all). A decision reverted, or whose old fact was forgotten, is
         not listed."""
         check_name(project, "project")
-        _check_limit(limit)
+        check_limit(limit)
         lo = ensure_aware(since) if since is not None else None
         with self._lock:
             self._check_open()
@@ -102,11 +101,10 @@ class UpdateReview:
             out = []
             for r in ended[:limit]:
                 new = self.store.get(r.superseded_by) if r.superseded_by else None
-                said_id = str(r.metadata["superseded_by_episode"])
-                said = self.store.get(said_id) if said_id != FORGOTTEN_TURN else None
-                out.append(FactChange("UPDATE" if r.superseded_by else "DELETE", r.id, r.content,
-                                      new.id if new is not None else r.superseded_by, new.content if new is not None else None,
-                                      said_id if said_id != FORGOTTEN_TURN else None, said.content if said is not None else None,
+                said = str(r.metadata["superseded_by_episode"])
+                out.append(FactChange("UPDATE" if r.superseded_by else "DELETE", r.id, r.content, r.superseded_by,
+                                      new.content if new is not None else None,
+                                      *self._said(None if said == FORGOTTEN_TURN else said),
                                       str(r.metadata["superseded_reason"]), r.valid_to or r.updated_at))
             return out
 
@@ -118,19 +116,22 @@ class UpdateReview:
         you left Verizon?"). Settled ones, and ones whose facts have all ended
         or been forgotten since, are not listed."""
         check_name(project, "project")
-        _check_limit(limit)
+        check_limit(limit)
         with self._lock:
             self._check_open()
             out = []
             for r in self.store.records(RecordFilter(project=project, kinds=(MemoryKind.FACT,), statuses=(ACTIVE, ARCHIVED))):
                 facts = self._open_question(r)
                 if facts:
-                    said = self.store.get(r.provenance[0]) if r.provenance else None
-                    out.append(Doubt(r.id, r.content, said.id if said is not None else None,
-                                     said.content if said is not None else None,
+                    out.append(Doubt(r.id, r.content, *self._said(r.provenance[0] if r.provenance else None),
                                      tuple((f.id, f.content) for f in facts), r.created_at))
             out.sort(key=lambda d: (d.at, d.fact_id), reverse=True)
             return out[:limit]
+
+    def _said(self, episode_id: str | None) -> tuple[str | None, str | None]:
+        """The turn's id and words, (None, None) when it is gone (forgotten)."""
+        ep = self.store.get(episode_id) if episode_id else None
+        return (ep.id, ep.content) if ep is not None else (None, None)
 
     def _open_question(self, r: MemoryRecord) -> list[MemoryRecord]:
         """The current facts ``r`` may have changed (each as the user's edits left it), none when settled."""
@@ -174,12 +175,9 @@ class UpdateReview:
             if old is not None:
                 first = self._first_version(fact)  # an edited statement: its history starts where it was said
                 first.supersedes = old.id
-                if fact.attribute is None and contradiction.is_attribute(old.attribute):  # its slot, as the judge files it
-                    self.index.remove(fact)
-                    fact.attribute = old.attribute
-                    fact.tokens = [*fact.tokens, *self.consolidator.label_tokens(contradiction.attribute(old.attribute))]
-                    fact.metadata["attribute_from"] = old.id
-                    self.index.add(fact)
+                self.index.remove(fact)
+                self.consolidator.borrow_slot(fact, old)  # its slot, as the judge files it
+                self.index.add(fact)
                 inherited = [i for i in old.metadata.get("doubts", ()) if i not in (fact.id, old.id)]
                 if inherited:  # "AT&T" asked about Verizon, "Mint" replaced AT&T: Mint is asked about Verizon now
                     fact.metadata["doubts"] = inherited
@@ -258,11 +256,9 @@ class UpdateReview:
         that filed it, by it and by the versions the user's edits made of it."""
         versions[0].supersedes = None
         for v in versions:
-            if v.metadata.pop("attribute_from", None) == old_id and v.attribute:
-                self.index.remove(v)
-                v.tokens = self.consolidator._content_tokens(v)
-                v.attribute = None
-                self.index.add(v)
+            self.index.remove(v)
+            self.consolidator.give_back_slot(v, old_id)
+            self.index.add(v)
             self.store.update(v)
 
     def _reinstate(self, old: MemoryRecord, now: datetime) -> None:
@@ -294,7 +290,3 @@ def check_not_before(now: datetime, *facts: MemoryRecord) -> None:
         if now < start:
             raise InvalidInput(f"now ({now.isoformat()}) is before {f.id} began ({start.isoformat()})")
 
-
-def _check_limit(limit: object) -> None:
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0):
-        raise InvalidInput(f"limit must be a positive whole number or None, got {limit!r}")

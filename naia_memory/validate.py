@@ -118,6 +118,12 @@ def check_kinds(kinds: object) -> tuple[MemoryKind, ...] | None:
         raise InvalidInput(f"unknown kind in {list(kinds)!r}; known: {[k.value for k in MemoryKind]}") from None
 
 
+def check_limit(limit: object) -> None:
+    """At most this many (a positive whole number), or None for all."""
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0):
+        raise InvalidInput(f"limit must be a positive whole number or None, got {limit!r}")
+
+
 def check_query(query: object, top_k: object) -> None:
     check_content(query, "query")
     if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k <= 0:

@@ -39,7 +39,7 @@ def run_case(provider: MemoryProvider, case: Case) -> dict[str, Any]:
     predicted_target = sup[0].target_id if sup else None
     predicted = ("delete" if sup[0].op is DecisionOp.DELETE else "update") if sup else "keep"
     # the facts the engine would ask the user about (an ADD that reads as a change it could not tie to one)
-    asked = sorted({i for d in rep.decisions if d.op is DecisionOp.ADD for i in getattr(d, "doubts", ())})
+    asked = sorted({i for d in rep.decisions if d.op is DecisionOp.ADD for i in d.doubts})
     return {"case_id": case.case_id, "lang": case.lang, "category": case.category, "expected": case.expected,
             "listed": case.listed, "split": case.split, "batch": case.batch, "attr": case.attr,
             "target": case.target, "target_id": ids[case.target] if case.target is not None else None,

@@ -62,15 +62,9 @@ class LocalStore(SnapshotLoading, CachedReads):
         # must replace the file, not the link), or two writers hold one store
         self.path = str(Path(path).expanduser().resolve()) if path is not None else None
         self.autosave = autosave
-        self.graph = EntityGraph()
         self._meta: dict[str, Any] = {"format": FORMAT, "schema_version": SCHEMA_VERSION, "embedder": None}
-        self._cache = RecordCache(hnsw_from=resolve_hnsw_from(vector_index, hnsw_from))
-        self._bm25 = BM25Index()
-        self._log: list[dict[str, Any]] = []
-        self._log_written = 0
-        self._changed: dict[str, bool] = {}  # record id -> its vector changed too
+        self._empty(resolve_hnsw_from(vector_index, hnsw_from))
         self._rewrite = True  # the next commit writes a whole snapshot (new store, new embedder)
-        self._seq = 0
         self._snapshot_bytes = 0
         self._lock: FileLock | None = None
         self._journal: Journal | None = None
@@ -291,10 +285,7 @@ class LocalStore(SnapshotLoading, CachedReads):
         """A store whose first snapshot was never written keeps its embedder;
         a snapshot rewrite still owed (a forget's erasure that failed) stays owed."""
         meta, rewrite = dict(self._meta), self._rewrite
-        self._cache = RecordCache(hnsw_from=self._cache.hnsw_from)
-        self._bm25 = BM25Index()
-        self.graph = EntityGraph()
-        self._log, self._log_written, self._changed, self._seq = [], 0, {}, 0
+        self._empty(self._cache.hnsw_from)
         snapshot = Path(self.path)
         if snapshot.exists():
             self._load(snapshot, None, self._sealer)
@@ -310,6 +301,16 @@ class LocalStore(SnapshotLoading, CachedReads):
             self._rewrite = True
         self._remove_stale_temps()
         self._lost, self._reread = False, True
+
+    def _empty(self, hnsw_from: int | None) -> None:
+        """The records, words, graph and log this process holds, before anything is read."""
+        self.graph = EntityGraph()
+        self._cache = RecordCache(hnsw_from=hnsw_from)
+        self._bm25 = BM25Index()
+        self._log: list[dict[str, Any]] = []
+        self._log_written = 0
+        self._changed: dict[str, bool] = {}  # record id -> its vector changed too
+        self._seq = 0
 
     def close(self) -> None:
         """Folds the journal into the JSON file, so the file alone is the memory."""

@@ -65,20 +65,8 @@ class QdrantStore(CachedReads):
         self.client = QdrantClient(path=path) if path is not None else QdrantClient(url=url, api_key=api_key)
         self._base = collection
         self.collection = collection  # the points collection the metadata names (a re-index makes a new one)
-        self._retired: str | None = None  # the points collection a re-index left: dropped once its commit is whole
         self.meta_collection = f"{collection}__naia"
-        self._cache = RecordCache()
-        self._bm25 = BM25Index()
-        self._pending: dict[str, Any] = {}
-        self._deleted: set[str] = set()
-        self._log: list[dict[str, Any]] = []
-        self._log_flushed = 0
-        self._seq = 0
-        self._seqmap: dict[str, int] = {}
-        self._meta: dict[str, Any] = {"format": "naia-memory-qdrant", "embedder": None}
-        self.graph = EntityGraph()
-        self._undo: dict[str, Any] | None = None  # the open transaction's undo record (written before its first change)
-        self._log_dirty: set[int] = set()  # flushed log entries scrubbed since: rewritten at the next commit
+        self._empty()
         self._recover = (url is None) if recover is None else bool(recover)
         self._lost = False  # a commit failed: the next call reads the collection again (``refresh``)
         self._reread = False
@@ -300,14 +288,27 @@ class QdrantStore(CachedReads):
             self._read_again()
         self._reread = False
 
+    def _empty(self) -> None:
+        """What this process holds of the store, before anything is read."""
+        self._retired: str | None = None  # the points collection a re-index left: dropped once its commit is whole
+        self._cache = RecordCache()
+        self._bm25 = BM25Index()
+        self._pending: dict[str, Any] = {}
+        self._deleted: set[str] = set()
+        self._log: list[dict[str, Any]] = []
+        self._log_flushed = 0
+        self._seq = 0
+        self._seqmap: dict[str, int] = {}
+        self._meta: dict[str, Any] = {"format": "naia-memory-qdrant", "embedder": None}
+        self.graph = EntityGraph()
+        self._undo: dict[str, Any] | None = None  # the open transaction's undo record (written before its first change)
+        self._log_dirty: set[int] = set()  # flushed log entries scrubbed since: rewritten at the next commit
+
     def _read_again(self) -> None:
         """Everything this process holds dropped and read from the
         collections (an undo record still there, from a put-back that failed
         too, is applied first, as at open)."""
-        self._cache, self._bm25, self.graph = RecordCache(), BM25Index(), EntityGraph()
-        self._pending, self._deleted, self._log, self._log_flushed = {}, set(), [], 0
-        self._seq, self._seqmap, self._undo, self._log_dirty, self._retired = 0, {}, None, set(), None
-        self._meta = {"format": "naia-memory-qdrant", "embedder": None}
+        self._empty()
         self._load(own_undo=True)
         self._lost, self._reread = False, True
 
