@@ -15,6 +15,8 @@ that wrote it (read from the store), so no model is named by hand.
     naia-memory export backup.json [--passphrase-env VAR]   /   naia-memory import backup.json
     naia-memory rekey --new-passphrase-env VAR  # encrypt, or change the passphrase (--plain: write it in the clear)
     naia-memory consolidate                     # the rules; a model you host: --llm-url URL --llm-model NAME
+    naia-memory off                             # memory off (nothing kept or recalled) until `on`, across restarts
+    naia-memory incognito tonight               # keep a conversation out of memory (--off lets it back; none: list)
     NAIA_MEMORY_TOKEN=... naia-memory serve rest [--host 127.0.0.1 --port 8765]
     naia-memory serve mcp [--project default]   # an MCP server on stdin/stdout
 
@@ -72,7 +74,9 @@ def _open_store(args: argparse.Namespace):
     from .stores.json_store import LocalStore, default_path
 
     path = Path(args.store).expanduser() if args.store else default_path()
-    if args.command in (*_READS, "rekey") and not path.exists():  # a typo must not leave an empty store (and folders) behind
+    # (and a switch that only opens: "on" at a mistyped path must not leave the real store off unnoticed)
+    reads = args.command in (*_READS, "rekey", "on") or (args.command == "incognito" and (args.session is None or args.off))
+    if reads and not path.exists():  # a typo must not leave an empty store (and folders) behind
         raise ValueError(f"no store at {path} (`{args.command}` makes none; `import` or a write starts one)")
     secret = _passphrase(args)
     if path.suffix in (".sqlite", ".db"):
@@ -125,6 +129,8 @@ def _stats(m) -> dict[str, Any]:
         "by_project": dict(Counter(r.project for r in recs)),
         "embedder": m.store.meta().get("embedder"),
         "decisions_logged": len(m.store.log()),
+        "memory_on": m.enabled,
+        "incognito": {p: m.incognito_sessions(project=p) for p in sorted({p for p, _ in m.switches.incognito})},
         "path": m.store.path,
         "bytes_on_disk": sum(Path(p).stat().st_size for p in (m.store.path, f"{m.store.path}.journal")
                              if p and Path(p).exists()),
@@ -188,6 +194,12 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--new-passphrase-env", metavar="VAR", help="the environment variable holding the new passphrase")
     g.add_argument("--plain", action="store_true", help="write the store in the clear from now on")
     sub.add_parser("consolidate", help="turn waiting turns into facts now")
+    sub.add_parser("off", help="memory off: nothing is kept or recalled until `on` (saved in the store)")
+    sub.add_parser("on", help="memory on again")
+    p = sub.add_parser("incognito", help="keep a conversation (a session) out of memory; without one, list them")
+    p.add_argument("session", nargs="?")
+    p.add_argument("--project", default="default")
+    p.add_argument("--off", action="store_true", help="let the conversation back into memory")
     p = sub.add_parser("serve", help="serve the store to agents: a REST server, or an MCP server on stdin/stdout")
     p.add_argument("protocol", choices=["rest", "mcp"])
     p.add_argument("--host", default="127.0.0.1", help="rest: the address to bind (default loopback)")
@@ -315,6 +327,20 @@ def _run(m, args: argparse.Namespace) -> int:
             if secret is None:
                 raise ValueError(f"--backup-passphrase-env {args.backup_passphrase_env}: that environment variable is empty or unset")
         print(m.backup(path=args.dest, passphrase=secret))
+    elif args.command in ("on", "off"):
+        if args.command == "on":
+            m.enable()
+        else:
+            m.disable()
+        print(f"memory is {'on' if m.enabled else 'off'} ({m.store.path})")  # a mistyped --store shows here
+    elif args.command == "incognito":
+        if args.session is None:
+            if args.off:
+                raise ValueError("incognito --off needs the session to let back in")
+        else:
+            m.set_incognito(session=args.session, on=not args.off, project=args.project)
+        for name in m.incognito_sessions(project=args.project):
+            print(name)
     elif args.command == "serve":
         return _serve(m, args)
     elif args.command == "consolidate":

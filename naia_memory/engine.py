@@ -45,6 +45,7 @@ from .review import UpdateReview
 from .hierarchy import Hierarchy
 from .hgvm_controls import HgvmControls
 from .lifecycle import LifecycleControls
+from .switch_controls import SwitchControls
 from .memory_index import MemoryIndex
 from .recall.pipeline import RecallPipeline
 from .reflection import Reflector
@@ -56,7 +57,7 @@ from .stores.port import IdTakenError, RecordFilter, StoragePort
 log = logging.getLogger("naia_memory")
 
 
-class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, HgvmControls):
+class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, SwitchControls, HgvmControls):
     """The naia memory engine. See README "Library quick start"."""
 
     def __init__(
@@ -94,6 +95,10 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, HgvmControls)
         # memory on/off and incognito: held by encode and encode_many (whose turns are worked out under one
         # setting), not by consolidation, so "stop remembering" never waits behind a model call
         self._switch_lock = threading.RLock()
+        # memory on/off and incognito: what the store's log says (switch_controls, read once the encoder is made);
+        # enabled=False is this process's own
+        self._process_off = not enabled
+        self._owed_switches: list[dict[str, Any]] = []
         self._timer: threading.Timer | None = None
         self._timer_interval: float | None = None
         self._closed = False
@@ -117,7 +122,7 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, HgvmControls)
                                    new_id=self._new_id, embed_one=self._embed_one, proposer=reflector)
         self._place_unplaced()
         self._id_counter = len(store)
-        self.encoder.enabled = enabled
+        self._read_switches()
 
     # the consolidator owns these; they stay settable here (swap in a model at run time)
     @property
@@ -159,12 +164,24 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, HgvmControls)
         changed = getattr(self.store, "changed_elsewhere", None)
         if changed is not None and changed():
             self.store.refresh()
-            self.index.rebuild(self.store.records())
-            self._place_unplaced()  # another process's memories may need a path (saved, not only held)
+            self._caught_up()
+
+    def _caught_up(self) -> None:
+        """The engine's maps, read again after the store read its file (another
+        process wrote it, a failed commit was dropped, a re-key or re-index
+        took the write lock)."""
+        self.index.rebuild(self.store.records())
+        self._place_unplaced()  # another process's memories may need a path (saved, not only held)
+        self._read_switches()  # another process may have turned memory off or made a conversation incognito
 
     def _commit(self) -> None:
+        """Commit the call's writes (unless the caller commits: ``autosave=False``),
+        with any switch still owed since its own save failed or had to wait."""
         if getattr(self.store, "autosave", True):
-            self.store.commit()
+            if self._owed_switches:
+                self._save_switches()  # (it commits)
+            else:
+                self.store.commit()
 
     def _background(self, lang: str) -> Centre:
         return background_centres(self.embedder.name, self.embedder.dim, self.embedder.embed_passages)[lang]
@@ -212,6 +229,11 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, HgvmControls)
             def vector(text: str) -> np.ndarray:  # a retry below reuses it: one embedder call per turn
                 if text not in made:
                     made[text] = self._embed_one(text)
+                    # another process may have turned memory off or made this conversation incognito while the
+                    # embedder ran (seconds, for a remote one): what the file says now decides
+                    why = self._refused_now(session, project)
+                    if why:
+                        raise _KeptOut(why)
                 return made[text]
             def attempt() -> EncodeResult:
                 try:
@@ -220,10 +242,13 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, HgvmControls)
                     self._restore_last_turn(key, last)
                     raise
             try:
-                result = attempt()
-            except IdTakenError:  # another process took this id a moment ago: read what it wrote, take the next
-                self._check_open()
-                result = attempt()
+                try:
+                    result = attempt()
+                except IdTakenError:  # another process took this id a moment ago: read what it wrote, take the next
+                    self._check_open()
+                    result = attempt()
+            except _KeptOut as e:
+                return EncodeResult(False, None, str(e), None)
             if result.stored:
                 try:
                     self._commit()
@@ -255,6 +280,7 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, HgvmControls)
             texts = self.encoder.index_texts(items, project)  # None: refused (memory off, incognito), never embedded
             todo = [i for i, x in enumerate(texts) if x is not None]
             row = dict(zip(todo, self._embed_many([texts[i] for i in todo], batch_size, progress)))
+            self._check_open()  # a switch another process flipped while the embedder ran refuses its turns below
             last_turn, counter = dict(self.encoder.last_turn), self._id_counter
 
             def attempt() -> list[EncodeResult]:
@@ -409,6 +435,7 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, HgvmControls)
             if self._closed:
                 return
             self.stop_consolidation()
+            self._save_owed_at_close()  # (under the lock: a waiting save of a switch finds the system closed)
             self.store.close()
             self._closed = True
 
@@ -417,6 +444,10 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, HgvmControls)
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class _KeptOut(Exception):
+    """A turn refused after it was embedded: a switch flipped meanwhile (the reason)."""
 
 
 def _before(now: datetime, stamp: object) -> bool:

@@ -1,5 +1,5 @@
-"""The engine's upkeep: decay, backup, re-embedding, on/off/incognito and
-the background consolidation timer.
+"""The engine's upkeep: decay, backup, re-embedding and the background
+consolidation timer (memory on/off and incognito: ``switch_controls``).
 
 A mixin of ``MemorySystem`` (like ``OwnerControls``), split out so the engine
 module holds encode, consolidate and recall; these work on the engine's store,
@@ -25,7 +25,6 @@ from .ownership import locked
 from .recall.context import index_text
 from .records import ACTIVE, ARCHIVED, MemoryRecord, ensure_aware
 from .stores.port import RecordFilter, StoragePort
-from .validate import check_name
 
 if TYPE_CHECKING:
     from .engine import MemorySystem
@@ -43,7 +42,7 @@ def _reembedded(store: StoragePort, embedder: Embedder, batch_size: int = 64,
 
 
 class LifecycleControls:
-    """Decay, backup, reindex, on/off and the consolidation timer of a ``MemorySystem``."""
+    """Decay, backup, reindex and the consolidation timer of a ``MemorySystem``."""
 
     _timer: threading.Timer | None
     _timer_interval: float | None
@@ -123,8 +122,7 @@ class LifecycleControls:
             renamed = rekey(passphrase) or {}
             # the engine's own maps, read again as after another process's writes: they may hold the old ids, and a
             # store that re-read its file under the write lock may hold rows another process committed just before
-            self.index.rebuild(self.store.records())
-            self._place_unplaced()
+            self._caught_up()
             return renamed
 
     @classmethod
@@ -167,6 +165,7 @@ class LifecycleControls:
             hold = getattr(self.store, "hold_writes", None)  # a shared SQLite file: no other process adds a row
             if hold is not None:                              # until the new vectors are in (the last commit below)
                 hold()
+                self._caught_up()  # it read the file again if another process had written since this call began
             try:
                 recs, vecs = _reembedded(self.store, embedder, batch_size, progress)
             except BaseException:
@@ -198,41 +197,6 @@ class LifecycleControls:
                     self.embedder, self.pipeline.embedder, self.hierarchy.dim = before
                 raise
             return len(recs)
-
-    # ------------------------------------------------------------------ on, off, incognito
-    @property
-    def enabled(self) -> bool:
-        return self.encoder.enabled
-
-    # under the switch lock: flipped while encode_many embeds, the batch's turns were worked out under
-    # one setting and stored under the other (the whole batch failed); not under the engine lock, which
-    # a consolidation holds through its model calls
-    def enable(self) -> None:
-        """Turn memory on (for a host that starts it off: ``enabled=False``)."""
-        with self._switch_lock:
-            self._refuse_closed()
-            self.encoder.enabled = True
-
-    def disable(self) -> None:
-        """Memory off: turns are not kept and nothing is recalled until ``enable()``."""
-        with self._switch_lock:
-            self._refuse_closed()
-            self.encoder.enabled = False
-
-    def set_incognito(self, *, session: str, on: bool = True, project: str = "default") -> None:
-        """An incognito conversation: nothing said in ``session`` is embedded,
-        scored, stored or carried as context into a later turn. Recall still
-        answers from what was kept before."""
-        check_name(session, "session")  # None would mark nothing (turns without a session are never incognito)
-        check_name(project, "project")
-        key = (project, session)
-        with self._switch_lock:
-            self._refuse_closed()
-            if on:
-                self.encoder.incognito.add(key)
-                self.encoder.last_turn.pop(key, None)
-            else:
-                self.encoder.incognito.discard(key)
 
     # ------------------------------------------------------------------ background consolidation
     def start_consolidation(self, interval_s: float = 1800.0) -> None:

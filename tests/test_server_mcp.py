@@ -52,7 +52,8 @@ def test_mcp_tools_over_stdio(tmp_path, tokenizer):
             seen["after"] = (await c.call_tool("list", {})).structured_content["result"]
 
     anyio.run(session)
-    assert seen["tools"] == ["changes", "consolidate", "doubts", "forget", "list", "recall", "remember", "revert", "settle"]
+    assert seen["tools"] == ["changes", "consolidate", "doubts", "forget", "incognito", "list", "memory_switch", "recall",
+                             "remember", "revert", "settle"]
     assert seen["stored"]["stored"] is True and seen["stored"]["id"].startswith("ep_")
     assert seen["recall"][0]["memory"] == "I live in Lisbon"
     assert seen["consolidate"]["turns"] == 2 and seen["consolidate"]["decisions"]["ADD"] == 2
@@ -105,3 +106,32 @@ def test_mcp_changes_and_revert(tmp_path, tokenizer, t0):
     assert seen["again"].is_error and "active" in seen["again"].content[0].text
     assert seen["after"] == [] and seen["doubts"] == []
     assert seen["settle"].is_error and "no open question" in seen["settle"].content[0].text
+
+
+def test_mcp_switches_hold_across_a_restart_of_the_server(tmp_path, tokenizer):
+    """"Don't keep this conversation" and "stop remembering", asked of an agent, outlive its MCP server."""
+    path = tmp_path / "m.json"
+    params = _serve(path)
+    seen: dict = {}
+
+    async def first() -> None:
+        async with Client(params, read_timeout_seconds=60) as c:
+            seen["incognito"] = (await c.call_tool("incognito", {"session": "private"})).structured_content
+            seen["kept_out"] = (await c.call_tool("remember", {"content": "my salary is 4200 a month", "session": "private"})).structured_content
+            seen["off"] = (await c.call_tool("memory_switch", {"on": False})).structured_content
+            seen["bad"] = await c.call_tool("incognito", {"session": ""})
+
+    async def second() -> None:
+        async with Client(params, read_timeout_seconds=60) as c:
+            seen["after_restart"] = (await c.call_tool("remember", {"content": "I live in Lisbon", "session": "open"})).structured_content
+            seen["on"] = (await c.call_tool("memory_switch", {"on": True})).structured_content
+            seen["still_out"] = (await c.call_tool("remember", {"content": "I earn 4200", "session": "private"})).structured_content
+            seen["stored"] = (await c.call_tool("remember", {"content": "I live in Lisbon", "session": "open"})).structured_content
+
+    anyio.run(first)
+    anyio.run(second)
+    assert seen["incognito"] == {"incognito": ["private"]}
+    assert seen["kept_out"]["stored"] is False and seen["kept_out"]["reason"] == "incognito conversation"
+    assert seen["off"] == {"on": False} and seen["bad"].is_error
+    assert seen["after_restart"]["reason"] == "memory is off" and seen["on"] == {"on": True}
+    assert seen["still_out"]["reason"] == "incognito conversation" and seen["stored"]["stored"] is True

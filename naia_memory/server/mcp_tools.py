@@ -5,7 +5,9 @@ query), ``forget`` (one memory, with what was made from it), ``list``
 (the memories, newest last), ``consolidate`` (waiting turns into facts),
 ``changes`` (the facts recently ended by what the user said),
 ``revert`` (take one of those back), ``doubts`` (statements that read as
-a change the rules could not tie to a fact) and ``settle`` (the user's answer).
+a change the rules could not tie to a fact), ``settle`` (the user's answer),
+``incognito`` (keep a conversation out of memory) and ``memory_switch``
+(memory off or on); both switches hold across restarts.
 One server serves one project: an agent reaches that project only, and an
 id from another project is reported as unknown. Errors come back as tool
 errors carrying the engine's message (a too-long text, an unknown id).
@@ -28,7 +30,9 @@ from ..validate import check_name
 INSTRUCTIONS = ("Long-term memory of the user, kept on their machine. Call recall before answering about the user "
                 "or earlier conversations; call remember with what the user said that is worth keeping; call "
                 "consolidate when the conversation is idle, then doubts, and ask the user about any it lists "
-                "(settle with the answer); forget only on the user's request.")
+                "(settle with the answer); forget only on the user's request. When the user asks not to keep a "
+                "conversation, call incognito with its session; when they ask you to stop remembering, memory_switch "
+                "with on=false.")
 
 
 def _hit(h: RecallHit, score: bool = False) -> dict[str, Any]:
@@ -146,6 +150,23 @@ def build_mcp(memory, project: str = "default") -> MCPServer:
         if replaces is not None:
             _own(replaces)
         return {"ended": memory.settle(memory_id=memory_id, replaces=replaces)}
+
+    @server.tool(description="Keep a conversation (its session) out of memory, from now on and across restarts: "
+                             "nothing said in it is stored. on=false lets it back in. Returns the sessions kept out.")
+    @_told
+    def incognito(session: str, on: bool = True) -> dict[str, Any]:
+        memory.set_incognito(session=session, on=on, project=project)
+        return {"incognito": memory.incognito_sessions(project=project)}
+
+    @server.tool(description="Memory off (on=false: nothing is stored or recalled, across restarts, until switched "
+                             "on) or back on, when the user asks. It is the whole store's switch.")
+    @_told
+    def memory_switch(on: bool) -> dict[str, Any]:
+        if on:
+            memory.enable()
+        else:
+            memory.disable()
+        return {"on": memory.enabled}
 
     return server
 

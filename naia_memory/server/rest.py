@@ -13,7 +13,15 @@
     DELETE /memories?user_id=        forget everything of a user
     POST   /search                   recall for a user
     POST   /consolidate              turn a user's waiting turns into facts
+    GET    /incognito?user_id=       the user's conversations kept out of memory
+    PUT    /incognito                keep a conversation (run_id) out of memory, or let it back in
+    GET    /memory-switch            is memory on
+    PUT    /memory-switch            memory off (nothing kept or recalled) or on, for the whole store
     GET    /health                   liveness, no auth
+
+Both switches are saved in the store: they hold across a restart of the
+server. The memory switch acts for every user, so a token bound to one user
+may not flip it (403).
 
 A user is a project of the store: every request names its ``user_id`` and
 can reach only that project's memories; another user's id answers 404, as
@@ -58,6 +66,9 @@ from .schemas import (
     ConsolidateRequest,
     DeleteOut,
     DoubtList,
+    IncognitoOut,
+    IncognitoRequest,
+    MemorySwitch,
     DoubtOut,
     HealthOut,
     MemoryList,
@@ -173,6 +184,11 @@ def _error_handlers(app: FastAPI) -> None:
     @app.exception_handler(StoreError)
     async def store_unavailable(_request: Request, e: StoreError):  # damaged, locked by another process, closed
         return JSONResponse({"detail": f"the store is unavailable: {e}"}, status_code=503, headers={"Retry-After": "5"})
+
+    @app.exception_handler(OSError)
+    async def store_unwritable(_request: Request, e: OSError):  # a full disk, a file taken away: the call wrote nothing
+        return JSONResponse({"detail": f"the store could not be written: {e.strerror or e}"}, status_code=503,
+                            headers={"Retry-After": "5"})
 
 
 # ---------------------------------------------------------------- app
@@ -312,6 +328,31 @@ def create_app(memory, settings: ServerSettings, *, clock=time.monotonic) -> Fas
     @app.post("/consolidate", response_model=ConsolidateOut, tags=["memories"])
     def consolidate(body: ConsolidateRequest, who: Caller = Depends(caller)) -> ConsolidateOut:
         return _consolidate(memory, acting(who, body.user_id))
+
+    @app.get("/incognito", response_model=IncognitoOut, tags=["switches"])
+    def incognito(user_id: str = Query(...), who: Caller = Depends(caller)) -> IncognitoOut:
+        user = acting(who, user_id)
+        return IncognitoOut(user_id=user, run_ids=memory.incognito_sessions(project=user))
+
+    @app.put("/incognito", response_model=IncognitoOut, tags=["switches"])
+    def set_incognito(body: IncognitoRequest, who: Caller = Depends(caller)) -> IncognitoOut:
+        user = acting(who, body.user_id)
+        memory.set_incognito(session=body.run_id, on=body.on, project=user)
+        return IncognitoOut(user_id=user, run_ids=memory.incognito_sessions(project=user))
+
+    @app.get("/memory-switch", response_model=MemorySwitch, tags=["switches"])
+    def memory_switch(who: Caller = Depends(caller)) -> MemorySwitch:
+        return MemorySwitch(on=memory.enabled)
+
+    @app.put("/memory-switch", response_model=MemorySwitch, tags=["switches"])
+    def flip_memory(body: MemorySwitch, who: Caller = Depends(caller)) -> MemorySwitch:
+        if who.user is not None:
+            raise HTTPException(403, "this token acts for one user; memory on/off is the whole store's")
+        if body.on:
+            memory.enable()
+        else:
+            memory.disable()
+        return MemorySwitch(on=memory.enabled)
 
     return app
 

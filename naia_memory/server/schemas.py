@@ -144,6 +144,21 @@ class RevertOut(BaseModel):
     id: str = Field(description="the fact that is current again")
 
 
+class IncognitoRequest(BaseModel):
+    user_id: str
+    run_id: str = Field(description="the conversation kept out of memory (or let back in)")
+    on: bool = Field(True, strict=True, description="true: kept out from now on, across restarts; false: kept again")
+
+
+class IncognitoOut(BaseModel):
+    user_id: str
+    run_ids: list[str] = Field(description="this user's conversations kept out of memory")
+
+
+class MemorySwitch(BaseModel):
+    on: bool = Field(strict=True, description="false: nothing is kept or recalled, for every user, until switched on")
+
+
 class ErrorOut(BaseModel):
     detail: str
 
@@ -151,11 +166,11 @@ class ErrorOut(BaseModel):
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorOut, "description": "a value the memory refuses (empty or oversized text, a bad name...)"},
     401: {"model": ErrorOut, "description": "no valid bearer token"},
-    403: {"model": ErrorOut, "description": "the token acts for another user"},
+    403: {"model": ErrorOut, "description": "the token acts for another user (or, for the memory switch, for one user)"},
     404: {"model": ErrorOut, "description": "no such memory for this user"},
     413: {"model": ErrorOut, "description": "request body over the server's limit"},
     429: {"model": ErrorOut, "description": "rate limit; see Retry-After"},
-    503: {"model": ErrorOut, "description": "the store is unavailable (held by another process, damaged)"},
+    503: {"model": ErrorOut, "description": "the store is unavailable (held by another process, damaged, a full disk)"},
 }
 
 
