@@ -3,7 +3,9 @@
 A turn is scored (importance, emotion, surprise against its nearest
 memories), indexed with the turn before it when it answers or is short
 (``recall/context.py``), stamped with the time windows it names, and stored
-with its vector. The only state is the last turn per (project, session).
+with its vector. The only state is the last turn per (project, session);
+a conversation this process has not heard yet (the store was opened since:
+a server restarted) starts from its latest turn kept in the store.
 """
 from __future__ import annotations
 
@@ -51,6 +53,15 @@ class Encoder:
             return "incognito conversation"
         return None
 
+    def turn_before(self, key: tuple[str, str], heard: Mapping[tuple[str, str], str] | None = None) -> str | None:
+        """The turn before the next one of a conversation: the last one this
+        process heard (gated or not), else the latest one the store kept. A
+        turn the gate dropped just before the store was reopened is kept
+        nowhere (that is what the gate is for), so a restart can only go back
+        to the latest kept one."""
+        heard = self.last_turn if heard is None else heard
+        return heard[key] if key in heard else self.index.last_kept_turn(*key)
+
     def score_importance(self, content: str, role_s: str, project: str,
                          overrides: Mapping[str, float] | None = None, speaker: str | None = None) -> ImportanceScore:
         """Importance, emotion and surprise (novelty against the five nearest
@@ -65,27 +76,35 @@ class Encoder:
         surprise = imp.lexical_surprise(tokens, [n.tokens for n in neighbours if n is not None])
         return imp.score(body, role_s, surprise, self.config.importance, overrides)
 
-    def index_texts(self, items: Sequence[Turn], project: str) -> list[str | None]:
+    def index_texts(self, items: Sequence[Turn], project: str) -> tuple[list[str | None], list[str | None]]:
         """What each turn will be embedded as (itself, or with the turn before
-        it in its session), worked out before any is stored."""
+        it in its session), worked out before any is stored, and each one's
+        turn before (what ``encode`` is then given, so a retry after catching
+        up with another process indexes it the same way)."""
         last = dict(self.last_turn)
-        out = []
+        out: list[str | None] = []
+        before: list[str | None] = []
         for t in items:
             if self.refused(t.session, project):
                 out.append(None)  # never embedded
+                before.append(None)
                 continue
             key = (project, t.session) if t.session is not None else None
+            previous = self.turn_before(key, last) if key else None
             context = None
             if key and self.config.context:
-                context = carried_context(last.get(key), t.content, self.tokenizer, self.config.context_short_tokens)
+                context = carried_context(previous, t.content, self.tokenizer, self.config.context_short_tokens)
             if key:
                 last[key] = t.content
             out.append(index_text(t.content, context))
-        return out
+            before.append(previous)
+        return out, before
 
     def encode(self, content: str, role_s: str, session: str | None, project: str, now: datetime,
                 metadata: Mapping[str, Any] | None, importance: Mapping[str, float] | None,
-                vector: Callable[[str], np.ndarray]) -> EncodeResult:
+                vector: Callable[[str], np.ndarray], previous: str | None = None) -> EncodeResult:
+        """``previous``: the turn before, as the call found it when it began
+        (``turn_before``); a retry passes the same one."""
         why_not = self.refused(session, project)
         if why_not:
             return EncodeResult(False, None, why_not, None)
@@ -94,7 +113,7 @@ class Encoder:
         turn_key = (project, session) if session is not None else None
         context = None
         if turn_key and self.config.context:
-            context = carried_context(self.last_turn.get(turn_key), content, self.tokenizer, self.config.context_short_tokens)
+            context = carried_context(previous, content, self.tokenizer, self.config.context_short_tokens)
         if turn_key:
             self.last_turn[turn_key] = content
         if self.config.gate and not imp.passes_gate(score, self.config.gate_threshold):

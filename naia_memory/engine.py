@@ -224,6 +224,7 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, SwitchControl
             self._check_open()
             key = (project, session)
             last = self.encoder.last_turn.get(key)
+            previous = self.encoder.turn_before(key) if session is not None else None  # a retry indexes it the same way
             made: dict[str, np.ndarray] = {}
 
             def vector(text: str) -> np.ndarray:  # a retry below reuses it: one embedder call per turn
@@ -237,7 +238,8 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, SwitchControl
                 return made[text]
             def attempt() -> EncodeResult:
                 try:
-                    return self.encoder.encode(content, role_s, session, project, now, metadata, importance, vector)
+                    return self.encoder.encode(content, role_s, session, project, now, metadata, importance, vector,
+                                               previous)
                 except BaseException:  # a turn not stored is not the next turn's context either
                     self._restore_last_turn(key, last)
                     raise
@@ -277,7 +279,7 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, SwitchControl
             raise InvalidInput("batch_size must be positive")
         with self._lock, self._switch_lock:
             self._check_open()
-            texts = self.encoder.index_texts(items, project)  # None: refused (memory off, incognito), never embedded
+            texts, before = self.encoder.index_texts(items, project)  # None: refused (memory off, incognito), never embedded
             todo = [i for i, x in enumerate(texts) if x is not None]
             row = dict(zip(todo, self._embed_many([texts[i] for i in todo], batch_size, progress)))
             self._check_open()  # a switch another process flipped while the embedder ran refuses its turns below
@@ -291,7 +293,8 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, SwitchControl
                             if text != texts[i]:  # the context was worked out the same way; if not, say so
                                 raise RuntimeError(f"encode_many: turn {i} indexed as {text!r}, embedded as {texts[i]!r}")
                             return row[i]
-                        results.append(self.encoder.encode(t.content, roles[i], t.session, project, nows[i], t.metadata, None, vector))
+                        results.append(self.encoder.encode(t.content, roles[i], t.session, project, nows[i], t.metadata, None, vector,
+                                                           before[i]))
                     self._commit()
                 except BaseException:
                     for r in results:

@@ -4,11 +4,12 @@ Why: consolidation used to find its work and its comparison set by scanning
 every record (every episode to find the unconsolidated ones, every fact to
 find those of the subject), so its cost per turn grew with the memory. These
 maps answer "which episodes wait", "which facts carry this attribute",
-"which memories name this entity" and "is this word someone a fact is
-about" in O(answer).
+"which memories name this entity", "is this word someone a fact is
+about" and "what was the last turn kept of this conversation" in O(answer).
 """
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Iterable
 
 from .contract import MemoryKind
@@ -28,6 +29,9 @@ class MemoryIndex:
         # Retired facts count: a person stays known after their job ended.
         self._people: dict[tuple[str, str, str], dict[str, str]] = {}
         self.pending: set[str] = set()  # user and assistant episodes not yet consolidated
+        # (project, session) -> (said at, id, content) of the conversation's latest turn kept: the turn before
+        # the next one, for a process that did not hear it (the store was opened since)
+        self._last_kept: dict[tuple[str, str], tuple[datetime, str, str]] = {}
         for r in records:
             self.add(r)
 
@@ -40,6 +44,11 @@ class MemoryIndex:
             self._people.setdefault(key[0], {})[r.id] = key[1]
         if r.kind is MemoryKind.EPISODE and not r.consolidated:
             self.pending.add(r.id)
+        if r.kind is MemoryKind.EPISODE and r.session is not None:
+            key = (r.project, r.session)
+            was = self._last_kept.get(key)
+            if was is None or r.created_at >= was[0]:  # a tie: the one added later (the store's order)
+                self._last_kept[key] = (r.created_at, r.id, r.content)
 
     def remove(self, r: MemoryRecord) -> None:
         for e in r.entities:
@@ -58,6 +67,16 @@ class MemoryIndex:
             if not named:
                 del self._people[key[0]]
         self.pending.discard(r.id)
+        if r.session is not None:
+            key = (r.project, r.session)
+            was = self._last_kept.get(key)
+            if was is not None and was[1] == r.id:  # forgotten: the conversation carries nothing into its next turn
+                del self._last_kept[key]
+
+    def last_kept_turn(self, project: str, session: str) -> str | None:
+        """The latest turn kept of a conversation, or None."""
+        was = self._last_kept.get((project, session))
+        return was[2] if was is not None else None
 
     def entity(self, e: str) -> set[str]:
         return self._entities.get(e, set())
