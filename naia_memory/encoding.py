@@ -42,6 +42,7 @@ class Encoder:
         self.last_turn: dict[tuple[str, str], str] = {}  # (project, session) -> the turn before, gated or not
         self.enabled = True  # False: memory is off, nothing enters (the host turns it on)
         self.incognito: set[tuple[str, str]] = set()  # (project, session): conversations nothing is kept from
+        self.once_incognito: frozenset[tuple[str, str]] = frozenset()  # ... and those ever kept out: no turn before from the store
 
     def refused(self, session: str | None, project: str) -> str | None:
         """Why a turn must not enter at all (memory off, an incognito
@@ -60,7 +61,10 @@ class Encoder:
         nowhere (that is what the gate is for), so a restart can only go back
         to the latest kept one."""
         heard = self.last_turn if heard is None else heard
-        return heard[key] if key in heard else self.index.last_kept_turn(*key)
+        if key in heard:
+            return heard[key]
+        # a conversation once kept out carries nothing from before it (what it answers was said while incognito)
+        return None if key in self.once_incognito else self.index.last_kept_turn(*key)
 
     def score_importance(self, content: str, role_s: str, project: str,
                          overrides: Mapping[str, float] | None = None, speaker: str | None = None) -> ImportanceScore:

@@ -99,6 +99,7 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, SwitchControl
         # enabled=False is this process's own
         self._process_off = not enabled
         self._owed_switches: list[dict[str, Any]] = []
+        self._closing = False
         self._timer: threading.Timer | None = None
         self._timer_interval: float | None = None
         self._closed = False
@@ -249,7 +250,8 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, SwitchControl
                 except IdTakenError:  # another process took this id a moment ago: read what it wrote, take the next
                     self._check_open()
                     result = attempt()
-            except _KeptOut as e:
+            except _KeptOut as e:  # (the turn before was put back by attempt(): a conversation now kept out carries none)
+                self._apply_switches()
                 return EncodeResult(False, None, str(e), None)
             if result.stored:
                 try:
@@ -279,6 +281,7 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, SwitchControl
             raise InvalidInput("batch_size must be positive")
         with self._lock, self._switch_lock:
             self._check_open()
+            refused = [self.encoder.refused(t.session, project) for t in items]
             texts, before = self.encoder.index_texts(items, project)  # None: refused (memory off, incognito), never embedded
             todo = [i for i, x in enumerate(texts) if x is not None]
             row = dict(zip(todo, self._embed_many([texts[i] for i in todo], batch_size, progress)))
@@ -289,6 +292,9 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, SwitchControl
                 results: list[EncodeResult] = []
                 try:
                     for i, t in enumerate(items):
+                        if texts[i] is None:  # refused when the call began (never embedded), even if let in since
+                            results.append(EncodeResult(False, None, refused[i] or "refused", None))
+                            continue
                         def vector(text: str, i: int = i) -> np.ndarray:
                             if text != texts[i]:  # the context was worked out the same way; if not, say so
                                 raise RuntimeError(f"encode_many: turn {i} indexed as {text!r}, embedded as {texts[i]!r}")
@@ -434,6 +440,8 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, SwitchControl
             return RecallResult(query=query, hits=tuple(hits), timings_ms=timings)
 
     def close(self) -> None:
+        with self._switch_lock:
+            self._closing = True  # a closing switch from here on is refused, not said done and lost
         with self._lock:
             if self._closed:
                 return

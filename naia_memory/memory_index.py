@@ -44,7 +44,7 @@ class MemoryIndex:
             self._people.setdefault(key[0], {})[r.id] = key[1]
         if r.kind is MemoryKind.EPISODE and not r.consolidated:
             self.pending.add(r.id)
-        if r.kind is MemoryKind.EPISODE and r.session is not None:
+        if r.kind is MemoryKind.EPISODE and r.session is not None and r.supersedes is None:  # (an edit is dated when made)
             key = (r.project, r.session)
             was = self._last_kept.get(key)
             if was is None or r.created_at >= was[0]:  # a tie: the one added later (the store's order)

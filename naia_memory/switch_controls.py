@@ -13,8 +13,10 @@ Two directions, two orders:
   once and a thread saves the switch as soon as the memory is let go ("stop
   remembering" never waits behind a model). A switch whose save fails stays
   in effect in this process (a full disk never takes it back) and stays
-  owed: written by the next commit of any call, or at ``close``, and kept
-  over every re-read of the file meanwhile.
+  owed: written by the next encode, recall that strengthens, switch call or
+  ``close``, and kept over every re-read of the file meanwhile. A closing
+  switch waits for a turn this process is embedding (the turn is stored
+  under the setting it began with), never for a consolidation.
 - Opening (memory on, incognito off) catches up with the file, is saved,
   and takes effect only once saved: a failed call leaves memory as closed as
   it was.
@@ -52,6 +54,7 @@ class SwitchControls:
     _switch_lock: threading.RLock
     _closed: bool
     _process_off: bool  # the constructor's enabled=False: off in this process until enable(), not saved
+    _closing: bool  # close() has begun
     _owed_switches: list[Entry]  # closing entries not yet saved (their save failed, or waits for the lock)
     _switches: Switches
 
@@ -67,6 +70,7 @@ class SwitchControls:
         s = self._switches
         self.encoder.enabled = not (self._process_off or s.off)
         self.encoder.incognito = set(s.incognito)
+        self.encoder.once_incognito = s.ever_incognito
         for key in s.incognito:  # a conversation made incognito carries nothing into its next turn
             self.encoder.last_turn.pop(key, None)
 
@@ -101,8 +105,7 @@ class SwitchControls:
         """What the store says (with what is owed to it): memory off, and
         every (project, session) kept out. ``enabled`` adds ``enabled=False``."""
         self._catch_up_if_free()
-        with self._switch_lock:
-            return self._switches
+        return self._switches  # (one attribute read: no lock, so a reader never waits behind an import's embedding)
 
     def incognito_sessions(self, *, project: str = "default") -> list[str]:
         """The conversations of ``project`` kept out of memory, by name."""
@@ -140,6 +143,8 @@ class SwitchControls:
     def _close_switch(self, entry: Entry) -> None:
         with self._switch_lock:
             self._refuse_closed()
+            if self._closing:  # close() has made its last save: a switch now would be said done and never saved
+                raise RuntimeError("this MemorySystem is closing")
             self._owed_switches.append(entry)  # (a repeat is dropped when saved: the file is read first)
             self._switches = apply_entry(self._switches, entry)
             self._apply_switches()
@@ -180,6 +185,11 @@ class SwitchControls:
                     self._save_switches()
                 except BaseException:
                     self._owed_switches = [e for e in self._owed_switches if e is not entry]  # memory stays as closed
+                    # a commit that failed with its transaction still open (SQLite) would write the entry later:
+                    # the store drops what it holds uncommitted and reads its file again
+                    discard = getattr(self.store, "discard", None)
+                    if entry is not None and discard is not None and getattr(self.store, "autosave", True):
+                        discard()
                     raise
             if then is not None:
                 then()
@@ -200,8 +210,9 @@ class SwitchControls:
             state = after
         if changing:
             self.store.append_log(changing)
-        if getattr(self.store, "autosave", True):
-            self.store.commit()
+        if not getattr(self.store, "autosave", True):
+            return  # the host commits: until then they stay owed, so a discard or a failed commit does not lose them
+        self.store.commit()
         with self._switch_lock:
             self._owed_switches = [e for e in self._owed_switches if not any(e is s for s in sent)]
 

@@ -41,6 +41,8 @@ class Switches:
 
     off: bool = False
     incognito: frozenset[tuple[str, str]] = field(default_factory=frozenset)
+    # every conversation that was ever kept out: after incognito ends, its next turn carries nothing from before
+    ever_incognito: frozenset[tuple[str, str]] = field(default_factory=frozenset)
 
 
 def memory_entry(on: bool, at: datetime) -> dict[str, Any]:
@@ -61,12 +63,13 @@ def apply_entry(state: Switches, entry: dict[str, Any], n: int = -1) -> Switches
     if not isinstance(on, bool):
         raise SwitchEntryError(f"{where}: 'on' must be true or false, got {on!r}")
     if op == MEMORY_OP:
-        return Switches(not on, state.incognito)
+        return Switches(not on, state.incognito, state.ever_incognito)
     project, session = entry.get("project"), entry.get("session")
     if not (isinstance(project, str) and project and isinstance(session, str) and session):
         raise SwitchEntryError(f"{where}: needs a project and a session, got {project!r}, {session!r}")
     key = (project, session)
-    return Switches(state.off, state.incognito | {key} if on else state.incognito - {key})
+    return Switches(state.off, state.incognito | {key} if on else state.incognito - {key},
+                    state.ever_incognito | {key} if on else state.ever_incognito)
 
 
 def switches_from(entries: Iterable[dict[str, Any]]) -> Switches:

@@ -38,8 +38,9 @@ def test_the_latest_entry_of_a_switch_wins_and_other_entries_are_not_switches(t0
     entries = [incognito_entry("default", "a", True, t0), {"op": "ADD", "reason": "x"}, memory_entry(False, t0),
                incognito_entry("default", "b", True, t0), incognito_entry("default", "a", False, t0),
                incognito_entry("work", "a", True, t0), memory_entry(True, t0)]
-    assert switches_from(entries) == Switches(False, frozenset({("default", "b"), ("work", "a")}))
-    assert switches_from(entries[:3]) == Switches(True, frozenset({("default", "a")}))
+    assert switches_from(entries) == Switches(False, frozenset({("default", "b"), ("work", "a")}),
+                                              frozenset({("default", "a"), ("default", "b"), ("work", "a")}))
+    assert switches_from(entries[:3]) == Switches(True, frozenset({("default", "a")}), frozenset({("default", "a")}))
     assert switches_from([]) == Switches()
 
 
@@ -426,5 +427,101 @@ def test_a_switch_another_process_flips_while_this_one_embeds_refuses_the_turn(t
     a.embedder.embed_passages = real
     assert fired and not r.stored and r.reason == "incognito conversation"
     assert not any("salary" in x.content for x in b.store.records(None)) and b.memories(project="default")
+    a.close()
+    b.close()
+
+
+# ---- a second review's findings (session 38), each failing on the code before its fix
+
+def test_after_incognito_ends_the_next_turn_carries_nothing_from_before_it_even_after_a_reopen(tmp_path, tokenizer, t0):
+    m = _open(tmp_path, tokenizer)
+    assert m.encode(content="Which city did you move to last spring, do you like it there?", role="assistant",
+                    session="chat", now=t0).stored
+    m.set_incognito(session="chat")
+    m.encode(content="I'd rather not say where I live now", session="chat", now=t0 + timedelta(minutes=1))
+    m.set_incognito(session="chat", on=False)
+    said = m.encode(content="I moved to Busan and I love living by the sea", session="chat", now=t0 + timedelta(minutes=2))
+    assert m.store.get(said.id).metadata.get("context") is None
+    m.close()
+    m = _open(tmp_path, tokenizer)  # the store's latest kept turn of "chat" is from before incognito: not carried
+    said = m.encode(content="I also work at a fish market there now", session="chat", now=t0 + timedelta(minutes=3))
+    assert said.stored and m.store.get(said.id).metadata.get("context") is None
+    m.close()
+
+
+def test_a_closing_switch_made_while_close_runs_is_refused_not_said_done(tmp_path, tokenizer, t0):
+    m = _open(tmp_path, tokenizer)
+    m._closing = True  # (the moment after close() began)
+    with pytest.raises(RuntimeError, match="closing"):
+        m.disable()
+    m._closing = False
+    m.close()
+
+
+def test_with_autosave_off_a_switch_survives_a_discard_of_uncommitted_work(tmp_path, tokenizer, t0, monkeypatch):
+    import naia_memory.stores.json_store as json_store
+
+    m = MemorySystem(store=LocalStore(tmp_path / "m.json", autosave=False), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)
+    m.encode(content="I adopted a cat named Miso", session="open", now=t0)
+    m.store.commit()
+    m.set_incognito(session="private")
+    monkeypatch.setattr(json_store, "atomic_write_chunks", _full)
+    with pytest.raises(OSError):
+        m.reindex(HashingEmbedder(dim=32))  # fails and discards what the store holds uncommitted
+    monkeypatch.undo()
+    assert m.incognito_sessions() == ["private"]
+    assert not m.encode(content="my salary is 4200 a month", session="private", now=t0 + timedelta(minutes=1)).stored
+    m.close()
+
+
+def test_a_sqlite_enable_whose_commit_fails_is_not_written_by_a_later_commit(tmp_path, tokenizer, t0):
+    apsw = pytest.importorskip("apsw")
+
+    class FlakyCommit:  # the connection, whose next COMMIT fails once with the transaction left open
+        def __init__(self, db):
+            self._db, self.fail = db, True
+
+        def __getattr__(self, a):
+            return getattr(self._db, a)
+
+        def execute(self, sql, *a):
+            if self.fail and sql == "COMMIT":
+                self.fail = False
+                raise apsw.BusyError("database is locked")
+            return self._db.execute(sql, *a)
+
+    m = _open(tmp_path, tokenizer, "sqlite")
+    m.encode(content="I adopted a cat named Miso", session="open", now=t0)
+    m.disable()
+    m.store.db = FlakyCommit(m.store.db)
+    with pytest.raises(apsw.BusyError):
+        m.enable()
+    m.set_incognito(session="private")  # a later commit
+    assert not m.enabled
+    m.store.db = m.store.db._db
+    m.close()
+    m = _open(tmp_path, tokenizer, "sqlite")
+    assert not m.enabled and m.incognito_sessions() == ["private"]
+    m.close()
+
+
+def test_encode_many_keeps_a_turn_refused_when_it_began_refused_if_another_process_lets_it_in(tmp_path, tokenizer, t0):
+    a, b = _pair(tmp_path, tokenizer)
+    a.encode(content="I adopted a cat named Miso", session="open", now=t0)
+    a.set_incognito(session="private")
+    real, fired = a.embedder.embed_passages, []
+
+    def slow_embed(texts):
+        if not fired:
+            fired.append(1)
+            b.set_incognito(session="private", on=False)
+        return real(texts)
+
+    a.embedder.embed_passages = slow_embed
+    turns = [dict(content="I moved to Busan and I love living by the sea", session="open", now=t0 + timedelta(minutes=1)),
+             dict(content="my salary is 4200 a month", session="private", now=t0 + timedelta(minutes=2))]
+    got = [(r.stored, r.reason) for r in a.encode_many(turns=turns)]  # raised a RuntimeError before
+    a.embedder.embed_passages = real
+    assert got == [(True, "stored"), (False, "incognito conversation")]
     a.close()
     b.close()

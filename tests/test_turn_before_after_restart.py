@@ -61,3 +61,15 @@ def test_a_turn_the_gate_dropped_is_not_kept_to_carry_after_a_reopen(tmp_path, t
     assert m.store.get(said.id).metadata.get("context") == QUESTION
     assert not any("음" == r.content for r in m.store.records(None))
     m.close()
+
+
+def test_an_edited_old_turn_is_not_the_turn_before_after_a_reopen(tmp_path, tokenizer, t0):
+    m = _open(tmp_path, tokenizer)
+    old = m.encode(content="I work as a pharmacist in a big hospital downtown", session="chat", now=t0)
+    m.encode(content=QUESTION, role="assistant", session="chat", now=t0 + timedelta(minutes=1))
+    m.edit(memory_id=old.id, content="I work as a pharmacist in a small clinic downtown")  # dated when the edit is made
+    m.close()
+    m = _open(tmp_path, tokenizer)
+    said = m.encode(content="I moved to Busan and I love living by the sea", session="chat", now=t0 + timedelta(minutes=2))
+    assert m.store.get(said.id).metadata.get("context") == QUESTION
+    m.close()
