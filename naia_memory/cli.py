@@ -130,11 +130,19 @@ def _stats(m) -> dict[str, Any]:
         "embedder": m.store.meta().get("embedder"),
         "decisions_logged": len(m.store.log()),
         "memory_on": m.enabled,
-        "incognito": {p: m.incognito_sessions(project=p) for p in sorted({p for p, _ in m.switches.incognito})},
+        "incognito": _by_project(m.switches.incognito),
         "path": m.store.path,
         "bytes_on_disk": sum(Path(p).stat().st_size for p in (m.store.path, f"{m.store.path}.journal")
                              if p and Path(p).exists()),
     }
+
+
+def _by_project(pairs) -> dict[str, list[str]]:
+    """(project, session) pairs as each project's sessions, sorted (one read of the switches)."""
+    out: dict[str, list[str]] = {}
+    for project, session in sorted(pairs):
+        out.setdefault(project, []).append(session)
+    return out
 
 
 def _print_json(obj: Any) -> None:

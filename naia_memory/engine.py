@@ -292,8 +292,9 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, SwitchControl
                 results: list[EncodeResult] = []
                 try:
                     for i, t in enumerate(items):
-                        if texts[i] is None:  # refused when the call began (never embedded), even if let in since
-                            results.append(EncodeResult(False, None, refused[i] or "refused", None))
+                        why = refused[i]
+                        if why is not None:  # refused when the call began (never embedded), even if let in since
+                            results.append(EncodeResult(False, None, why, None))
                             continue
                         def vector(text: str, i: int = i) -> np.ndarray:
                             if text != texts[i]:  # the context was worked out the same way; if not, say so
