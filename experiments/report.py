@@ -132,9 +132,11 @@ def latency_table(m: dict[str, Any]) -> list[str]:
                  else f"| {r['n']} | {r['mode'].partition(':')[2] or 'default'} | error: {r['error']} | | |" for r in cons]
     real = [r for r in all_rows if str(r.get("mode", "")).startswith("real:")]
     if real:
-        rows += ["", "| real embedder | turns | encode, turns/s | encode_many, turns/s | the embedder alone, texts/s |", "| --- | --- | --- | --- | --- |"]
-        rows += [f"| {r['mode'][5:]} | {r.get('n', '')} | {_f(r.get('default_turns_per_s'), 0)} | {_f(r.get('bulk_turns_per_s'), 0)} | {_f(r.get('embedder_only_per_s'), 0)} |"
-                 if not r.get("error") else f"| {r['mode'][5:]} | error: {r['error']} | | | |" for r in real]
+        rows += ["", "| real embedder | turns | encode, turns/s | encode_many, turns/s | the embedder alone, texts/s | engine's warm-up, s |",
+                 "| --- | --- | --- | --- | --- | --- |"]
+        rows += [f"| {r['mode'][5:]} | {r.get('n', '')} | {_f(r.get('default_turns_per_s'), 0)} | {_f(r.get('bulk_turns_per_s'), 0)} | "
+                 f"{_f(r.get('embedder_only_per_s'), 0)} | {_f(r.get('default_warm_up_s'), 2) if 'default_warm_up_s' in r else 'in the import'} |"
+                 if not r.get("error") else f"| {r['mode'][5:]} | error: {r['error']} | | | | |" for r in real]
     qe = m.get("query_embedding")
     if qe:
         rows += ["", f"Query embedding ({qe['embedder']}): p50 {qe['p50_ms']:.1f} ms, p95 {qe['p95_ms']:.1f} ms."]

@@ -31,7 +31,7 @@ from .contract import (
     Turn,
     as_turn,
 )
-from .embedders.base import Embedder, check_shape, embed_in_batches
+from .embedders.base import IMPORT_BATCH, Embedder, check_shape, embed_in_batches
 from .llm.contradiction_filter import ContradictionFilter, HeuristicContradictionFilter, StatementContradictionFilter
 from .llm.extractor import LLMFactExtractor
 from .llm.forget_verifier import ForgetVerifier
@@ -187,12 +187,19 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, SwitchControl
     def _background(self, lang: str) -> Centre:
         return background_centres(self.embedder.name, self.embedder.dim, self.embedder.embed_passages)[lang]
 
-    def _embed_many(self, texts: Sequence[str], batch_size: int = 64,
+    def _embed_many(self, texts: Sequence[str], batch_size: int = IMPORT_BATCH,
                     progress: Callable[[int, int], None] | None = None) -> np.ndarray:
         return embed_in_batches(self.embedder, texts, batch_size, progress)
 
     def _embed_one(self, text: str) -> np.ndarray:
         return self._embed_many([text])[0]
+
+    def warm_up(self) -> None:
+        """Load what the engine loads on first use (the Korean analyser, about
+        1.4 s) so that a server's first turn, or an import's clock, does not pay it."""
+        load = getattr(self.tokenizer, "warm_up", None)
+        if load is not None:
+            load()
 
     # ------------------------------------------------------------------ encode
     def score_importance(self, *, content: str, role: Role | str = Role.USER, project: str = "default",
@@ -267,7 +274,7 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, SwitchControl
         else:
             self.encoder.last_turn[key] = last
 
-    def encode_many(self, *, turns: Sequence[Turn | Mapping[str, Any]], project: str = "default", batch_size: int = 64,
+    def encode_many(self, *, turns: Sequence[Turn | Mapping[str, Any]], project: str = "default", batch_size: int = IMPORT_BATCH,
                     progress: Callable[[int, int], None] | None = None) -> list[EncodeResult]:
         """Import a history at once: the same results as ``encode`` on each
         turn in order, but one embedder call per ``batch_size`` turns and one

@@ -20,7 +20,7 @@ import numpy as np
 
 from .cognition.decay import retention, retention_many, should_archive
 from .contract import InvalidInput, MemoryKind
-from .embedders.base import Embedder, embed_in_batches
+from .embedders.base import IMPORT_BATCH, Embedder, embed_in_batches
 from .ownership import locked
 from .recall.context import index_text
 from .records import ACTIVE, ARCHIVED, MemoryRecord, ensure_aware
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("naia_memory")
 
 
-def _reembedded(store: StoragePort, embedder: Embedder, batch_size: int = 64,
+def _reembedded(store: StoragePort, embedder: Embedder, batch_size: int = IMPORT_BATCH,
                 progress: Callable[[int, int], None] | None = None) -> tuple[list[MemoryRecord], np.ndarray]:
     """Every record and its vector under ``embedder``, checked (``embed_in_batches``)."""
     recs = list(store.records())
@@ -155,7 +155,7 @@ class LifecycleControls:
             raise
         return system
 
-    def reindex(self, embedder: Embedder, *, batch_size: int = 64, progress: Callable[[int, int], None] | None = None) -> int:
+    def reindex(self, embedder: Embedder, *, batch_size: int = IMPORT_BATCH, progress: Callable[[int, int], None] | None = None) -> int:
         """Re-embed every memory with another embedder (e.g. after a dimension change).
         Every vector is made and checked before the store is touched: an embedder
         that fails part-way, or answers with a wrong shape or a NaN, leaves the

@@ -104,14 +104,17 @@ def _disk(workdir: Path) -> int:
     return sum(f.stat().st_size for f in workdir.rglob("*") if f.is_file())
 
 
+_IMPORT_CHUNK = 500  # turns per encode_many call in the bulk rows
+
+
 def _fill(p: Any, texts: list[str], mode: str, start: int = 0, consolidate_every: int = 0) -> float:
     """Seconds to store ``texts``: one encode each (default) or encode_many batches (bulk)."""
     from naia_memory.contract import SupportsBatch
 
     t = time.perf_counter()
     if mode == "bulk" and isinstance(p, SupportsBatch):
-        for i in range(0, len(texts), 500):
-            chunk = texts[i:i + 500]
+        for i in range(0, len(texts), _IMPORT_CHUNK):
+            chunk = texts[i:i + _IMPORT_CHUNK]
             p.encode_many(turns=[{"content": x, "now": T0 + timedelta(seconds=start + i + j)} for j, x in enumerate(chunk)])
             if consolidate_every and (start + i + len(chunk)) // consolidate_every > (start + i) // consolidate_every:
                 p.consolidate(now=T0 + timedelta(seconds=start + i + len(chunk)))
@@ -242,18 +245,23 @@ def real_embedder_worker(kind: str, n: int) -> dict[str, Any]:
     from naia_memory.embedders import make_embedder
     from naia_memory.providers import create_provider
 
+    from naia_memory.embedders.base import IMPORT_BATCH, embed_in_batches
+
     texts = synthetic_memories(n)
     emb = make_embedder(kind)
     emb.embed_passages(["warm up"])
     out: dict[str, Any] = {"provider": "naia-local", "mode": f"real:{emb.name}", "n": n}
     t = time.perf_counter()
-    for i in range(0, n, 64):
-        emb.embed_passages(texts[i:i + 64])
+    for i in range(0, n, _IMPORT_CHUNK):  # the texts in the calls encode_many makes of them
+        embed_in_batches(emb, texts[i:i + _IMPORT_CHUNK], IMPORT_BATCH)
     out["embedder_only_per_s"] = n / (time.perf_counter() - t)  # the model's own ceiling on this machine
     for mode in ("default", "bulk"):
         workdir = Path(tempfile.mkdtemp(prefix="naia-latency-real-"))
         try:
             p = create_provider("naia-local", **provider_kwargs("naia-local", workdir, emb, mode))
+            t = time.perf_counter()
+            p.warm_up()  # like the model's warm-up above: loads once per process, reported apart
+            out[f"{mode}_warm_up_s"] = time.perf_counter() - t
             out[f"{mode}_turns_per_s"] = n / _fill(p, texts, mode)
             p.close()
         finally:

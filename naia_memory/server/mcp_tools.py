@@ -173,6 +173,7 @@ def build_mcp(memory, project: str = "default") -> MCPServer:
 
 def serve_stdio(memory, project: str = "default") -> None:
     """Run over stdin/stdout until the client closes it (the CLI's ``serve mcp``)."""
+    getattr(memory, "warm_up", lambda: None)()  # the agent's first tool call does not wait for the analyser to load
     build_mcp(memory, project).run(transport="stdio")
 
 

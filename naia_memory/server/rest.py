@@ -366,6 +366,7 @@ def serve(memory, settings: ServerSettings, port: int = 8765) -> None:
     """Run the server in this process until interrupted (the CLI's ``serve rest``)."""
     import uvicorn
 
+    getattr(memory, "warm_up", lambda: None)()  # loaded before the port opens: the first request does not wait for it
     uvicorn.run(create_app(memory, settings), host=settings.host, port=port, log_level="info", workers=1)
 
 
