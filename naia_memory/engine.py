@@ -354,10 +354,10 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, SwitchControl
             except BaseException:  # a model failed part-way: what was written is logged and kept, not left unlogged
                 if decisions:
                     self.store.append_log(decision_json(d) for d in decisions)
-                    self.store.commit()
+                    self._commit_with_owed()
                 raise
             self.store.append_log(decision_json(d) for d in decisions)
-            self.store.commit()
+            self._commit_with_owed()
             return ConsolidationReport(len(episodes), tuple(decisions))
 
     consolidate_now = consolidate

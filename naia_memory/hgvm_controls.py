@@ -65,9 +65,9 @@ class HgvmControls:
             finally:  # failed part-way (a model, the embedder): what was written is logged with it, as consolidate does
                 if decisions:
                     self.store.append_log(decision_json(d) for d in decisions)
-                    self.store.commit()
+                    self._commit_with_owed()
             if not decisions:
-                self.store.commit()
+                self._commit_with_owed()
             return ConsolidationReport(0, tuple(decisions))
 
 

@@ -71,7 +71,7 @@ class LifecycleControls:
             if n:
                 self.store.append_log([{"op": "ARCHIVE", "count": n, "at": now.isoformat()}])
             if _commit:
-                self.store.commit()
+                self._commit_with_owed()
         return n
 
     @locked
@@ -97,7 +97,7 @@ class LifecycleControls:
             if note is not None:  # a later forget rewrites this copy too
                 try:
                     note(str(dest.resolve()), passphrase is not None)
-                    self.store.commit()
+                    self._commit_with_owed()
                 except BaseException:  # not noted, so out of a forget's reach: the copy goes with the failed call
                     _remove(dest)
                     raise
@@ -118,7 +118,7 @@ class LifecycleControls:
             if rekey is None:
                 raise NotImplementedError(f"{type(self.store).__name__} is not encrypted by this library; "
                                           "the JSON and SQLite stores are")
-            self.store.commit()
+            self._commit_with_owed()
             renamed = rekey(passphrase) or {}
             # the engine's own maps, read again as after another process's writes: they may hold the old ids, and a
             # store that re-read its file under the write lock may hold rows another process committed just before
@@ -191,7 +191,7 @@ class LifecycleControls:
                 self._place_unplaced()
                 self.store.append_log([{"op": "REINDEX", "embedder": embedder.name, "dim": embedder.dim,
                                         "count": len(recs), "at": ensure_aware(None).isoformat()}])
-                self.store.commit()
+                self._commit_with_owed()
             except BaseException:  # the file still holds the old vectors: the store reads it again, and this goes back
                 if _discard(self.store):  # (a store in memory only keeps what it holds, and so does this)
                     self.embedder, self.pipeline.embedder, self.hierarchy.dim = before

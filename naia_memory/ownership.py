@@ -123,7 +123,7 @@ class OwnerControls:
             self.index.add(new)
             self.consolidator.retire(old, now, successor=new.id, reason="edited by user", episode_id="user-edit")
             self.store.append_log([{"op": "EDIT", "target": old.id, "new": new.id, "at": now.isoformat()}])
-            self.store.commit()
+            self._commit_with_owed()
             return new.id
 
     def forget(self, *, memory_id: str | None = None, project: str | None = None, everything: bool = False) -> int:
@@ -179,7 +179,7 @@ class OwnerControls:
             give_back_edges(self.store.graph, [r for r in forgotten if r.kind is MemoryKind.FACT],
                             lambda w: {i for i in self.index.entity(w) if (f := self.store.get(i)) is not None and f.kind is MemoryKind.FACT})
             self.store.append_log([{"op": "FORGET", "ids": sorted(gone), "at": ensure_aware(None).isoformat()}])
-            self.store.commit()
+            self._commit_with_owed()
             self.store.erase_freed()
             self._forget_in_backups()
             return gone
@@ -204,7 +204,7 @@ class OwnerControls:
         if refreshed or stale:
             self.store.append_log([{"op": "BACKUPS", "refreshed": refreshed, "stale": stale,
                                     "at": ensure_aware(None).isoformat()}])
-            self.store.commit()
+            self._commit_with_owed()
 
     @locked
     def audit_log(self, *, op: str | Sequence[str] | None = None, since: datetime | None = None, until: datetime | None = None,

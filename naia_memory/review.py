@@ -187,7 +187,7 @@ class UpdateReview:
                                          episode_id=USER_SETTLED)
             self.store.update(fact)
             self.store.append_log([{"op": "SETTLE", "fact_id": fact.id, "target_id": replaces, "at": now.isoformat()}])
-            self.store.commit()
+            self._commit_with_owed()
             return replaces
 
     def _first_version(self, fact: MemoryRecord) -> MemoryRecord:
@@ -238,7 +238,7 @@ class UpdateReview:
             self._reinstate(old, now)
             self.store.append_log([{"op": "REVERT", "target_id": old.id, "fact_id": successor_id,
                                     "reason": reason, "at": now.isoformat()}])
-            self.store.commit()
+            self._commit_with_owed()
             return old.id
 
     def _versions(self, fact: MemoryRecord) -> list[MemoryRecord]:

@@ -188,7 +188,7 @@ class StructuredMemory:
             # the names are words of the fact: a forget of these ids clears them (LOG_TEXT_FIELDS)
             sys.store.append_log([{"op": "SAVE", "ids": written, "reaffirmed": reaffirmed, "concept": fact.concept.keyword,
                                    "subject": subject.name, "scope": scope.key(), "at": now.isoformat()}])
-            sys.store.commit()
+            sys._commit_with_owed()
             return written
 
     def _record(self, concept: Concept, value: str, subject: MemorySubject, scope: MemoryScope, now: datetime) -> MemoryRecord:

@@ -13,8 +13,9 @@ Two directions, two orders:
   once and a thread saves the switch as soon as the memory is let go ("stop
   remembering" never waits behind a model). A switch whose save fails stays
   in effect in this process (a full disk never takes it back) and stays
-  owed: written by the next encode, recall that strengthens, switch call or
-  ``close``, and kept over every re-read of the file meanwhile. A closing
+  owed: written by the next call that commits (``_commit``,
+  ``_commit_with_owed``) or ``close``, and kept over every re-read of the
+  file meanwhile. A closing
   switch waits for a turn this process is embedding (the turn is stored
   under the setting it began with), never for a consolidation.
 - Opening (memory on, incognito off) catches up with the file, is saved,
@@ -200,8 +201,27 @@ class SwitchControls:
         engine lock, after catching up with the file), and commit unless the
         caller commits (``autosave=False``: the store then holds them). Each
         leaves the owed list only once that returned."""
+        sent = self._log_owed()
+        if not getattr(self.store, "autosave", True):
+            return  # the host commits: until then they stay owed, so a discard or a failed commit does not lose them
+        self.store.commit()
+        self._owed_saved(sent)
+
+    def _commit_with_owed(self) -> None:
+        """The commit of a call that commits whatever ``autosave`` says
+        (consolidate, forget, edit, decay, backup, re-index, settle, revert):
+        a switch still owed goes out in it, not only with the next encode."""
+        sent = self._log_owed()
+        self.store.commit()
+        self._owed_saved(sent)
+
+    def _log_owed(self) -> list[Entry]:
+        """Append the owed entries that change what the file says; returns all
+        that were owed (those that change nothing are settled by the same commit)."""
         with self._switch_lock:
             sent = list(self._owed_switches)
+        if not sent:
+            return sent
         state, changing = switches_from(self.store.log()), []
         for e in sent:
             after = apply_entry(state, e)
@@ -210,11 +230,12 @@ class SwitchControls:
             state = after
         if changing:
             self.store.append_log(changing)
-        if not getattr(self.store, "autosave", True):
-            return  # the host commits: until then they stay owed, so a discard or a failed commit does not lose them
-        self.store.commit()
-        with self._switch_lock:
-            self._owed_switches = [e for e in self._owed_switches if not any(e is s for s in sent)]
+        return sent
+
+    def _owed_saved(self, sent: list[Entry]) -> None:
+        if sent:
+            with self._switch_lock:
+                self._owed_switches = [e for e in self._owed_switches if not any(e is s for s in sent)]
 
     def _save_owed_at_close(self) -> None:
         """Called by ``close`` under the engine lock, before the store closes:

@@ -173,6 +173,33 @@ def test_a_switch_owed_since_a_failed_save_goes_out_with_the_next_commit(tmp_pat
     m.close()
 
 
+@pytest.mark.parametrize("call", ["consolidate", "forget", "edit", "decay"])
+def test_a_switch_owed_since_a_failed_save_goes_out_with_a_call_that_commits_on_its_own(tmp_path, tokenizer, t0, monkeypatch, call):
+    """Until session 39 only encode, recall, switch calls and close wrote an
+    owed switch; these calls committed without it."""
+    m = _open(tmp_path, tokenizer)
+    kept = m.encode(content="I live in Lisbon", session="open", now=t0)
+    monkeypatch.setattr(journal, "_durable", _full)
+    with pytest.raises(OSError):
+        m.disable()
+    monkeypatch.undo()
+    later = t0 + timedelta(days=1)
+    if call == "consolidate":
+        m.consolidate(now=later)
+    elif call == "forget":
+        m.forget(memory_id=kept.id)
+    elif call == "edit":
+        m.edit(memory_id=kept.id, content="I live in Porto", now=later)
+    else:
+        m.apply_decay(now=later)
+    assert on_disk(tmp_path, '"MEMORY"')  # before any close (a forget rewrites the snapshot, the others append)
+    assert m._owed_switches == []
+    m.store.close()  # a crash: no close() to make a last save
+    m = _open(tmp_path, tokenizer)
+    assert not m.enabled
+    m.close()
+
+
 def test_a_switch_owed_since_a_failed_save_is_written_by_the_next_switch_call(tmp_path, tokenizer, t0, monkeypatch):
     m = _open(tmp_path, tokenizer)
     m.encode(content="I live in Lisbon", session="open", now=t0)  # the snapshot is written: commits go to the journal
