@@ -12,6 +12,7 @@ that wrote it (read from the store), so no model is named by hand.
     naia-memory doubts                          # statements that read as a change of a fact the rules could not name
     naia-memory settle fact_... --replaces fact_...   # the user's answer (or --none: it changed none of them)
     naia-memory forget --id ep_...              # or --project NAME, or --everything (asks unless --yes)
+    naia-memory ingest history.jsonl [--project NAME]   # import a conversation history: all of it or nothing
     naia-memory export backup.json [--passphrase-env VAR]   /   naia-memory import backup.json
     naia-memory rekey --new-passphrase-env VAR  # encrypt, or change the passphrase (--plain: write it in the clear)
     naia-memory consolidate                     # the rules; a model you host: --llm-url URL --llm-model NAME
@@ -190,6 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--project")
     g.add_argument("--everything", action="store_true")
     p.add_argument("--yes", action="store_true", help="do not ask before forgetting a project or everything")
+    p = sub.add_parser("ingest", help="store a conversation history (JSON Lines of turns; '-' reads stdin): all of it or nothing")
+    p.add_argument("history")
+    p.add_argument("--project", default="default")
     p = sub.add_parser("export", help="write a backup (encrypted with --passphrase-env of the backup)")
     p.add_argument("dest")
     p.add_argument("--backup-passphrase-env", metavar="VAR", help="encrypt the backup under this variable's passphrase")
@@ -351,6 +355,8 @@ def _run(m, args: argparse.Namespace) -> int:
             print(name)
     elif args.command == "serve":
         return _serve(m, args)
+    elif args.command == "ingest":
+        return _ingest(m, args)
     elif args.command == "consolidate":
         with _progress("consolidating") as tick:
             rep = m.consolidate(progress=tick)
@@ -387,6 +393,25 @@ def _progress(label: str):
             bar.close()
         elif state["shown"]:
             print(file=sys.stderr)
+
+
+def _ingest(m, args: argparse.Namespace) -> int:
+    """A history imported in one ``encode_many``: one embedder call per 256
+    turns, one commit, and a failure part-way (the embedder, a full disk)
+    stores none of it, so running the command again does not store a prefix twice."""
+    from .history_file import read_turns
+
+    if args.history == "-":
+        turns = read_turns(sys.stdin)
+    else:
+        with open(Path(args.history).expanduser(), encoding="utf-8") as f:
+            turns = read_turns(f)
+    with _progress("embedding") as tick:
+        results = m.encode_many(turns=turns, project=args.project, progress=tick)
+    kept = Counter(r.reason.partition(":")[0] for r in results if not r.stored)  # "gated: combined 0.21 < 0.3": by kind
+    print(f"stored {sum(r.stored for r in results)} of {len(results)} turns in project {args.project!r}"
+          + "".join(f"; {n} not kept: {why}" for why, n in sorted(kept.items())))
+    return 0
 
 
 def _rekey(args: argparse.Namespace) -> int:
