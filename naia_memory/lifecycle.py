@@ -84,6 +84,8 @@ class LifecycleControls:
         user only; ``passphrase``: the copy is encrypted under it (JSON store)."""
         with self._lock:
             self._check_open()  # a closed system's view may be older than the file another one now writes
+            if self._owed_switches:  # the copy holds them too: a backup made while "off" was owed restores off
+                self._commit_with_owed()
             dest = Path(path).expanduser()
             dest.parent.mkdir(parents=True, exist_ok=True)
             if passphrase is None:

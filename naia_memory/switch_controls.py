@@ -64,7 +64,8 @@ class SwitchControls:
         """What the log says, with what is owed to it, applied to the encoder.
         Called at open and after every re-read of the store."""
         with self._switch_lock:
-            self._switches = switches_from([*self.store.log(), *self._owed_switches])
+            logged = self.store.log()
+            self._switches = switches_from([*logged, *_not_in(self._owed_switches, logged)])
             self._apply_switches()
 
     def _apply_switches(self) -> None:
@@ -222,8 +223,10 @@ class SwitchControls:
             sent = list(self._owed_switches)
         if not sent:
             return sent
-        state, changing = switches_from(self.store.log()), []
-        for e in sent:
+        logged = self.store.log()
+        state, changing = switches_from(logged), []
+        for e in _not_in(sent, logged):  # one the log holds already (autosave=False: the host committed it) is saved,
+            # and must not be written again after a later entry of another process's (an old "off" over its "on")
             after = apply_entry(state, e)
             if after != state:
                 changing.append(e)
@@ -248,6 +251,12 @@ class SwitchControls:
         except Exception as e:
             log.error("a switch made in this process was never saved (%s: %s): after a restart it is not in effect",
                       type(e).__name__, e)
+
+
+def _not_in(owed: list[Entry], logged: list[Entry]) -> list[Entry]:
+    """The owed entries the log does not hold (each entry is dated to the
+    microsecond, so an equal one in the log is this one)."""
+    return [e for e in owed if e not in logged] if owed else owed
 
 
 __all__ = ["SwitchControls"]

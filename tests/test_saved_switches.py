@@ -200,6 +200,53 @@ def test_a_switch_owed_since_a_failed_save_goes_out_with_a_call_that_commits_on_
     m.close()
 
 
+def test_a_backup_made_while_a_switch_is_owed_holds_the_switch(tmp_path, tokenizer, t0, monkeypatch):
+    """A review (session 39): the copy was made before the owed "off" was
+    written, so the backup restored with memory on."""
+    m = _open(tmp_path, tokenizer)
+    m.encode(content="I live in Lisbon", session="open", now=t0)
+    monkeypatch.setattr(journal, "_durable", _full)
+    with pytest.raises(OSError):
+        m.disable()
+    monkeypatch.undo()
+    copy = m.backup(path=str(tmp_path / "backup" / "m.json"))
+    assert m._owed_switches == []
+    m.close()
+    restored = MemorySystem(store=LocalStore(copy), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)
+    assert not restored.enabled
+    restored.close()
+
+
+def test_with_autosave_off_a_switch_the_host_committed_is_not_written_again_over_a_later_one(tmp_path, tokenizer, t0):
+    """A review (session 39): the host's own commit left the "off" owed, so a
+    consolidation wrote it again after another process's "on" (memory off
+    for every process) and this one kept refusing turns."""
+    pytest.importorskip("apsw")
+    from naia_memory.stores.sqlite_store import SqliteStore
+
+    def engine(autosave):
+        return MemorySystem(store=SqliteStore(tmp_path / "m.sqlite", autosave=autosave), embedder=HashingEmbedder(dim=64),
+                            tokenizer=tokenizer)
+
+    a = engine(False)
+    a.encode(content="I live in Lisbon", now=t0)
+    a.store.commit()
+    a.disable()
+    a.store.commit()  # the host commits, as autosave=False asks
+    b = engine(True)
+    b.enable()
+    assert a.enabled  # the file's later "on" wins over what this process had said
+    assert a.encode(content="I play bass in a band", now=t0 + timedelta(minutes=1)).stored
+    a.consolidate(now=t0 + timedelta(days=1))
+    a.store.commit()
+    assert [e["on"] for e in a.store.log() if e.get("op") == "MEMORY"] == [False, True]
+    b.close()
+    b = engine(True)
+    assert b.enabled
+    a.close()
+    b.close()
+
+
 def test_a_switch_owed_since_a_failed_save_is_written_by_the_next_switch_call(tmp_path, tokenizer, t0, monkeypatch):
     m = _open(tmp_path, tokenizer)
     m.encode(content="I live in Lisbon", session="open", now=t0)  # the snapshot is written: commits go to the journal
