@@ -18,18 +18,19 @@ from .validate import check_name
 
 
 class HgvmControls:
-    def _place_unplaced(self) -> None:
+    def _place_unplaced(self, commit: bool = True) -> None:
         """Trees from the stored paths; memories stored before the hierarchy
         was switched on are placed now and saved. With the hierarchy off the
         trees are only listed (``topics``), so they are rebuilt then, not on
-        every catch-up with another process's writes."""
+        every catch-up with another process's writes. ``commit=False``: the
+        caller's own commit saves the places (a re-index is one commit)."""
         if not self.hierarchy.on:
             self.hierarchy.stale = True
             return
         placed = self.hierarchy.rebuild(self.store.records(RecordFilter(statuses=None)))
         for r in placed:
             self.store.update(r)
-        if placed:
+        if placed and commit:
             self._commit()
 
     @locked

@@ -190,7 +190,7 @@ class LifecycleControls:
                 self.embedder = embedder
                 self.pipeline.embedder = embedder
                 self.hierarchy.dim = embedder.dim  # the trees' centroids were the old embedder's: rebuild them
-                self._place_unplaced()
+                self._place_unplaced(commit=False)  # placed by the new vectors, saved in the one commit below
                 self.store.append_log([{"op": "REINDEX", "embedder": embedder.name, "dim": embedder.dim,
                                         "count": len(recs), "at": ensure_aware(None).isoformat()}])
                 self._commit_with_owed()
