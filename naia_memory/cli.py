@@ -260,6 +260,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _import(args)
         if args.command == "rekey":
             return _rekey(args)
+        if args.command == "ingest":  # the history is read and checked before a store is opened (or made)
+            args.turns = _read_history(args.history)
         m = _open(args)
         try:
             return _run(m, args)
@@ -395,19 +397,21 @@ def _progress(label: str):
             print(file=sys.stderr)
 
 
+def _read_history(name: str) -> list:
+    from .history_file import read_turns
+
+    if name == "-":
+        return read_turns(sys.stdin.buffer)
+    with open(Path(name).expanduser(), "rb") as f:
+        return read_turns(f)
+
+
 def _ingest(m, args: argparse.Namespace) -> int:
     """A history imported in one ``encode_many``: one embedder call per 256
     turns, one commit, and a failure part-way (the embedder, a full disk)
     stores none of it, so running the command again does not store a prefix twice."""
-    from .history_file import read_turns
-
-    if args.history == "-":
-        turns = read_turns(sys.stdin)
-    else:
-        with open(Path(args.history).expanduser(), encoding="utf-8") as f:
-            turns = read_turns(f)
     with _progress("embedding") as tick:
-        results = m.encode_many(turns=turns, project=args.project, progress=tick)
+        results = m.encode_many(turns=args.turns, project=args.project, progress=tick)
     kept = Counter(r.reason.partition(":")[0] for r in results if not r.stored)  # "gated: combined 0.21 < 0.3": by kind
     print(f"stored {sum(r.stored for r in results)} of {len(results)} turns in project {args.project!r}"
           + "".join(f"; {n} not kept: {why}" for why, n in sorted(kept.items())))

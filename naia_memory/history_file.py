@@ -16,17 +16,26 @@ from .contract import InvalidInput, Turn, as_turn
 from .validate import check_content, check_metadata, check_name, check_role
 
 
-def read_turns(lines: Iterable[str]) -> list[Turn]:
+def read_turns(lines: Iterable[str | bytes]) -> list[Turn]:
     """The turns of a JSON Lines history, in order; ``InvalidInput`` names
-    the first line that is not a turn (1-based, as an editor shows it)."""
+    the first line that is not a turn (1-based, as an editor shows it).
+    Lines may be bytes (a file opened in binary): each is decoded as UTF-8
+    on its own, so a bad byte is named by its line, and a BOM opening the
+    file (an editor on Windows) is skipped."""
     out: list[Turn] = []
     for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
         try:
+            if isinstance(line, bytes):
+                line = line.decode("utf-8-sig" if number == 1 else "utf-8")
+            elif number == 1:
+                line = line.removeprefix("\ufeff")
+            if not line.strip():
+                continue
             out.append(_turn(line))
-        except (ValueError, TypeError) as e:  # json's errors are ValueErrors; a Turn's refusals are InvalidInput
+        except (ValueError, TypeError) as e:  # json's and UTF-8's errors are ValueErrors; a Turn's refusals InvalidInput
             raise InvalidInput(f"line {number}: {e}") from None
+        except RecursionError:  # json.loads on a line nested thousands deep
+            raise InvalidInput(f"line {number}: nested too deeply") from None
     return out
 
 

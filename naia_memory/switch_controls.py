@@ -254,8 +254,8 @@ class SwitchControls:
 
 
 def _not_in(owed: list[Entry], logged: list[Entry]) -> list[Entry]:
-    """The owed entries the log does not hold (each entry is dated to the
-    microsecond, so an equal one in the log is this one)."""
+    """The owed entries the log does not hold (each carries its call's own
+    mark, so an equal one in the log is this one)."""
     return [e for e in owed if e not in logged] if owed else owed
 
 

@@ -11,12 +11,14 @@ another process sees when it catches up with a shared SQLite file. So the
 switches need no storage of their own, survive ``forget`` (no memory id is
 in them), and the log says when each was flipped:
 
-    {"op": "MEMORY", "on": false, "at": "..."}
-    {"op": "INCOGNITO", "project": "default", "session": "tonight", "on": true, "at": "..."}
+    {"op": "MEMORY", "on": false, "at": "...", "call": "9f2c..."}
+    {"op": "INCOGNITO", "project": "default", "session": "tonight", "on": true, "at": "...", "call": "..."}
 
 The latest entry for a switch wins. Pure: entries in, ``Switches`` out.
 """
 from __future__ import annotations
+
+import secrets
 
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -45,12 +47,19 @@ class Switches:
     ever_incognito: frozenset[tuple[str, str]] = field(default_factory=frozenset)
 
 
+def _call() -> str:
+    """Each switch call's own mark: two calls within one tick of the clock (a
+    frozen clock in a host's tests, Windows' 15.6 ms) are still two entries,
+    so an owed one is never taken for one the log already holds."""
+    return secrets.token_hex(8)
+
+
 def memory_entry(on: bool, at: datetime) -> dict[str, Any]:
-    return {"op": MEMORY_OP, "on": bool(on), "at": at.isoformat()}
+    return {"op": MEMORY_OP, "on": bool(on), "at": at.isoformat(), "call": _call()}
 
 
 def incognito_entry(project: str, session: str, on: bool, at: datetime) -> dict[str, Any]:
-    return {"op": INCOGNITO_OP, "project": project, "session": session, "on": bool(on), "at": at.isoformat()}
+    return {"op": INCOGNITO_OP, "project": project, "session": session, "on": bool(on), "at": at.isoformat(), "call": _call()}
 
 
 def apply_entry(state: Switches, entry: dict[str, Any], n: int = -1) -> Switches:

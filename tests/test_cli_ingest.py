@@ -89,3 +89,23 @@ def test_read_turns_names_the_line_as_an_editor_counts_it():
     with pytest.raises(InvalidInput, match="^line 4: "):
         read_turns(["", '{"content": "a"}', "   ", '{"content": 1}'])
     assert [t.content for t in read_turns(['{"content": "a"}', "", '{"content": "b"}'])] == ["a", "b"]
+
+
+def test_a_bad_history_at_a_new_store_path_makes_no_store(tmp_path):
+    """A review (session 39): the store was opened (and made, with its folder)
+    before the history was read, so a typo'd history left an empty store."""
+    f = tmp_path / "h.jsonl"
+    f.write_text('{"content": "x", "role": "bot"}\n', encoding="utf-8")
+    for history in (str(f), str(tmp_path / "nope.jsonl")):
+        out = _cli("--store", str(tmp_path / "new" / "m.json"), "ingest", history)
+        assert out.returncode == 2
+    assert not (tmp_path / "new").exists()
+
+
+def test_read_turns_takes_bytes_a_bom_and_names_a_bad_byte_or_a_deep_nest_by_line():
+    assert [t.content for t in read_turns([b'\xef\xbb\xbf{"content": "a"}\n', '{"content": "b"}'.encode()])] == ["a", "b"]
+    assert [t.content for t in read_turns(['\ufeff{"content": "a"}'])] == ["a"]
+    with pytest.raises(InvalidInput, match="^line 2: 'utf-8' codec"):
+        read_turns([b'{"content": "a"}\n', b'{"content": "caf\xe9"}\n'])
+    with pytest.raises(InvalidInput, match="^line 1: nested too deeply"):
+        read_turns(['{"content": "x", "metadata": {"a": ' + "[" * 100000 + "]" * 100000 + "}}"])

@@ -247,6 +247,25 @@ def test_with_autosave_off_a_switch_the_host_committed_is_not_written_again_over
     b.close()
 
 
+def test_switch_calls_within_one_clock_tick_are_each_saved(tmp_path, tokenizer, monkeypatch):
+    """A review (session 39): with a frozen or coarse clock (a host's tests,
+    Windows' 15.6 ms ticks) a second "off" equal to the first was taken for
+    the one the log held and never written: a restart had memory on."""
+    import naia_memory.records as records
+    from datetime import datetime, timezone
+
+    monkeypatch.setattr(records, "utc_now", lambda: datetime(2026, 12, 3, 12, 0, tzinfo=timezone.utc))
+    m = _open(tmp_path, tokenizer)
+    m.disable()
+    m.enable()
+    m.disable()
+    assert [e["on"] for e in m.store.log() if e.get("op") == "MEMORY"] == [False, True, False]
+    m.close()
+    m = _open(tmp_path, tokenizer)
+    assert not m.enabled
+    m.close()
+
+
 def test_a_switch_owed_since_a_failed_save_is_written_by_the_next_switch_call(tmp_path, tokenizer, t0, monkeypatch):
     m = _open(tmp_path, tokenizer)
     m.encode(content="I live in Lisbon", session="open", now=t0)  # the snapshot is written: commits go to the journal
