@@ -397,7 +397,8 @@ def _progress(label: str):
             print(file=sys.stderr)
 
 
-def _read_history(name: str) -> list:
+def _read_history(name: str) -> list[Any]:
+    """Every turn of the history file (or stdin), checked: read before the store is opened."""
     from .history_file import read_turns
 
     if name == "-":

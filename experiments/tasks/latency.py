@@ -243,9 +243,8 @@ def real_embedder_worker(kind: str, n: int) -> dict[str, Any]:
     """What a user importing a history pays with the real embedder: one
     ``encode`` per turn against ``encode_many``, fresh default store each."""
     from naia_memory.embedders import make_embedder
-    from naia_memory.providers import create_provider
-
     from naia_memory.embedders.base import IMPORT_BATCH, embed_in_batches
+    from naia_memory.providers import create_provider
 
     texts = synthetic_memories(n)
     emb = make_embedder(kind)
