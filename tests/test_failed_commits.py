@@ -226,7 +226,7 @@ def test_a_forget_whose_erase_fails_still_erases_at_the_next_commit(tmp_path, to
 
 def _reindex_interrupted(m, monkeypatch) -> None:
     """A re-index to 32 dimensions that fails after its vectors are written, before its commit."""
-    def boom():
+    def boom(commit: bool = True):
         raise RuntimeError("interrupted")
 
     monkeypatch.setattr(m, "_place_unplaced", boom)
