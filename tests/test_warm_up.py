@@ -1,8 +1,6 @@
 """Loading once, before the clock: the Korean analyser and the import batch."""
 from __future__ import annotations
 
-import sys
-import types
 from datetime import timedelta
 
 import pytest
@@ -44,11 +42,15 @@ def test_servers_load_the_analyser_before_they_take_requests(tmp_path, unloaded_
     seen = []
     m = MemorySystem(store=LocalStore(tmp_path / "m.json"), embedder=HashingEmbedder(dim=64), tokenizer=KiwiTokenizer())
     try:
-        if surface == "rest":
-            from naia_memory.server.rest import ServerSettings, serve
+        if surface == "rest":  # the app's startup, so a host that runs create_app's app itself gets it too
+            from fastapi.testclient import TestClient
 
-            monkeypatch.setitem(sys.modules, "uvicorn", types.SimpleNamespace(run=lambda *a, **k: seen.append(KiwiTokenizer._kiwi)))
-            serve(m, ServerSettings(tokens={"t" * 32: None}))
+            from naia_memory.server.rest import ServerSettings, create_app
+
+            app = create_app(m, ServerSettings(tokens={"t" * 32: None}))
+            assert KiwiTokenizer._kiwi is None
+            with TestClient(app):
+                seen.append(KiwiTokenizer._kiwi)
         else:
             from naia_memory.server import mcp_tools
 

@@ -41,6 +41,7 @@ import ipaddress
 import math
 import time
 from collections import Counter
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -202,7 +203,12 @@ def create_app(memory, settings: ServerSettings, *, clock=time.monotonic) -> Fas
     settings.check()
     limiter = RateLimiter(settings.rate, settings.burst)
     bearer = HTTPBearer(auto_error=False, description="a token given to the server (--token-env)")
-    app = FastAPI(title="naia-memory", version="0.1.0",
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI):
+        getattr(memory, "warm_up", lambda: None)()  # before the first request: it does not wait for the analyser to load
+        yield
+
+    app = FastAPI(title="naia-memory", version="0.1.0", lifespan=lifespan,
                   description="Long-term memory for AI agents, on the user's machine. Every call names its user_id; "
                               "a user reaches only their own memories.", responses=ERRORS)
     app.add_middleware(_BodyLimit, limit=settings.max_body_bytes)
@@ -366,7 +372,6 @@ def serve(memory, settings: ServerSettings, port: int = 8765) -> None:
     """Run the server in this process until interrupted (the CLI's ``serve rest``)."""
     import uvicorn
 
-    getattr(memory, "warm_up", lambda: None)()  # loaded before the port opens: the first request does not wait for it
     uvicorn.run(create_app(memory, settings), host=settings.host, port=port, log_level="info", workers=1)
 
 
