@@ -179,10 +179,7 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, SwitchControl
         """Commit the call's writes (unless the caller commits: ``autosave=False``),
         with any switch still owed since its own save failed or had to wait."""
         if getattr(self.store, "autosave", True):
-            if self._owed_switches:
-                self._save_switches()  # (it commits)
-            else:
-                self.store.commit()
+            self._commit_with_owed()
 
     def _background(self, lang: str) -> Centre:
         return background_centres(self.embedder.name, self.embedder.dim, self.embedder.embed_passages)[lang]

@@ -202,11 +202,10 @@ class SwitchControls:
         engine lock, after catching up with the file), and commit unless the
         caller commits (``autosave=False``: the store then holds them). Each
         leaves the owed list only once that returned."""
-        sent = self._log_owed()
-        if not getattr(self.store, "autosave", True):
-            return  # the host commits: until then they stay owed, so a discard or a failed commit does not lose them
-        self.store.commit()
-        self._owed_saved(sent)
+        if getattr(self.store, "autosave", True):
+            self._commit_with_owed()
+        else:  # the host commits: until then they stay owed, so a discard or a failed commit does not lose them
+            self._log_owed()
 
     def _commit_with_owed(self) -> None:
         """The commit of a call that commits whatever ``autosave`` says
@@ -219,9 +218,11 @@ class SwitchControls:
     def _log_owed(self) -> list[Entry]:
         """Append the owed entries that change what the file says; returns all
         that were owed (those that change nothing are settled by the same commit)."""
+        if not self._owed_switches:  # every encode's commit passes here: nothing owed takes no lock
+            return []
         with self._switch_lock:
             sent = list(self._owed_switches)
-        if not sent:
+        if not sent:  # (saved by another thread meanwhile)
             return sent
         logged = self.store.log()
         state, changing = switches_from(logged), []
