@@ -240,6 +240,16 @@ def _either(rule: dict[str, tuple[bool, str | None]], head: dict[str, tuple[bool
     return {cid: info.rule if info.rule[0] else head.get(cid, (False, None)) for cid, info in cases.items()}
 
 
+def vetoed(rule: dict[str, tuple[bool, str | None]], pairs: Sequence[Pair], probs: np.ndarray,
+           threshold: float) -> dict[str, tuple[bool, str | None]]:
+    """The rules' changes kept only where the head agrees: the fact the rules
+    changed has at least ``threshold`` probability (a fact outside the head's
+    nearest has none). Two judges whose errors differ would make fewer false
+    changes together than either alone; what it costs in recall is the question."""
+    prob = {(p.case_id, p.fact_id): float(v) for p, v in zip(pairs, probs)}
+    return {cid: (changed and prob.get((cid, fid), 0.0) >= threshold, fid) for cid, (changed, fid) in rule.items()}
+
+
 def head_picks(traces: Sequence[Trace], pairs: Sequence[Pair], probs: np.ndarray, floor: float) -> list[Trace]:
     """The captured calls with only the fact the head finds most probable shown
     to the rules (none when its probability is under ``floor``, or the call was
@@ -290,6 +300,7 @@ def _compare(split: str, pad: int, traces: Sequence[Trace], pairs: Sequence[Pair
         ("head picks, rules decide", _rules_on(head_picks(traces, pairs, probs, settings["floor"]), judge)),
         ("topic head picks, rules decide", _rules_on(head_picks(traces, pairs, topic, settings["topic_floor"]), judge)),
     ]
+    judged += [(f"rules, if the head agrees from {t:g}", vetoed(rule, pairs, probs, t)) for t in settings.get("veto", ())]
     if dev:
         judged.append(("rules shown the labelled fact", _rules_on(labelled_picks(traces), judge)))
     return [{"split": split, "pad": pad, "judge": name, **score(decisions, cases)} for name, decisions in judged]
@@ -298,7 +309,7 @@ def _compare(split: str, pad: int, traces: Sequence[Trace], pairs: Sequence[Pair
 def run(captures: Path, C: float, threshold: float, either_threshold: float, pads: Sequence[int] = (0, 10),
         embed: Callable[[list[str]], np.ndarray] | None = None, floor: float = 0.2, topic_C: float = 0.03,
         topic_floor: float = 0.35, cases_of: Callable[[str, int], Sequence[Any]] | None = None,
-        fresh: int | Sequence[int] | None = None) -> dict[str, Any]:
+        fresh: int | Sequence[int] | None = None, veto: Sequence[float] = ()) -> dict[str, Any]:
     """``cases_of(split, pad)``: the suite's cases as captured (default: the
     natural update suite, padded), for which facts were told first. ``fresh``: a
     batch (or several) written after the heads' settings were chosen; each is left
@@ -346,7 +357,7 @@ def run(captures: Path, C: float, threshold: float, either_threshold: float, pad
 
     topic_lobo = leave_one_batch_out(dev_pairs, topic_C, topics)
     settings = {"C": C, "threshold": threshold, "either_threshold": either_threshold, "floor": floor,
-                "topic_C": topic_C, "topic_floor": topic_floor}
+                "topic_C": topic_C, "topic_floor": topic_floor, "veto": list(veto)}
     out: dict[str, Any] = {**settings, "pads": list(pads), "fresh_batch": list(fresh_batches) or None, "rows": []}
     offset = 0
     for pad in pads:  # dev pairs of each pad, in the order ``dev_pairs`` holds them
@@ -386,10 +397,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--topic-floor", type=float, default=0.35, help="the topic head shows no fact under this probability")
     ap.add_argument("--fresh-batch", type=int, nargs="+", default=None,
                     help="batches left out of training and scored apart, both halves (clean checks)")
+    ap.add_argument("--veto", type=float, nargs="+", default=[],
+                    help="rows of the rules' changes kept only where the head gives the fact this probability")
     ap.add_argument("--out", type=Path, default=Path("results/learned_judge.json"))
     a = ap.parse_args(argv)
     result = run(a.captures, a.C, a.threshold, a.either_threshold, floor=a.floor, topic_C=a.topic_C,
-                 topic_floor=a.topic_floor, fresh=a.fresh_batch)
+                 topic_floor=a.topic_floor, fresh=a.fresh_batch, veto=a.veto)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(result, indent=1), encoding="utf-8")
     print(f"{'split':7} {'pad':>3}  {'judge':40} {'P':>6} {'R':>6} {'FPR':>6} {'n':>5}")

