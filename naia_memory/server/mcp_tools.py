@@ -23,6 +23,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from ..contract import InvalidInput, MemoryKind, RecallHit, Role, UnknownMemoryError
+from ..embedders.base import EmbedderError
 from ..llm.client import LLMError
 from ..stores.port import StoreError
 from ..validate import check_name
@@ -47,7 +48,8 @@ def _hit(h: RecallHit, score: bool = False) -> dict[str, Any]:
 
 def _told(fn: Callable) -> Callable:
     """The engine's own errors (a value refused at the door, an unknown id,
-    a store another process holds) reach the agent with their message;
+    a store another process holds, a model or embedding server that failed,
+    a full disk) reach the agent with their message;
     anything else, another ValueError included, is a crash the SDK reports
     without details."""
     @functools.wraps(fn)
@@ -60,6 +62,10 @@ def _told(fn: Callable) -> Callable:
             raise ToolError(str(e)) from None
         except LLMError as e:  # the model server the user named: down, slow, refusing
             raise ToolError(f"the model server failed: {e}") from None
+        except EmbedderError as e:
+            raise ToolError(f"the embedding model failed: {e}") from None
+        except OSError as e:  # a full disk, a file taken away: the call wrote nothing
+            raise ToolError(f"the store could not be written: {e.strerror or e}") from None
     return call
 
 

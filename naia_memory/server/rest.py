@@ -52,6 +52,7 @@ from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from ..contract import InvalidInput, RecallHit, UnknownMemoryError
+from ..embedders.base import EmbedderError
 from ..llm.client import LLMError
 from ..stores.port import StoreError
 from ..validate import check_name
@@ -182,6 +183,10 @@ def _error_handlers(app: FastAPI) -> None:
     async def model_failed(_request: Request, e: LLMError):  # the model server the user named: down, slow, refusing
         return JSONResponse({"detail": f"the model server failed: {e}"}, status_code=502)
 
+    @app.exception_handler(EmbedderError)
+    async def embedder_failed(_request: Request, e: EmbedderError):  # the embedding server the user named, or its model
+        return JSONResponse({"detail": f"the embedding model failed: {e}"}, status_code=502)
+
     @app.exception_handler(StoreError)
     async def store_unavailable(_request: Request, e: StoreError):  # damaged, locked by another process, closed
         return JSONResponse({"detail": f"the store is unavailable: {e}"}, status_code=503, headers={"Retry-After": "5"})
@@ -262,8 +267,9 @@ def create_app(memory, settings: ServerSettings, *, clock=time.monotonic) -> Fas
         if body.infer:  # the turns are stored either way: a failed consolidation must not read as a failed add
             try:                                    # (a client retrying it stored every turn twice)
                 done = _consolidate(memory, user).decisions
-            except LLMError as e:
-                failed = f"the turns are stored; consolidating them failed and is tried again next time: {e}"
+            except (LLMError, EmbedderError, StoreError, OSError) as e:  # a model, or the store's commit (a full disk)
+                why = e.strerror if isinstance(e, OSError) and e.strerror else e
+                failed = f"the turns are stored; consolidating them failed and is tried again next time: {why}"
         return AddOut(results=events, consolidated=done, consolidation_error=failed)
 
     @app.get("/memories", response_model=MemoryList, tags=["memories"])
@@ -289,7 +295,7 @@ def create_app(memory, settings: ServerSettings, *, clock=time.monotonic) -> Fas
         return MemoryList(results=[memory_out(h) for h in memory.history(memory_id=memory_id) if h.metadata["project"] == user])
 
     @app.get("/changes", response_model=ChangeList, tags=["memories"])
-    def changes(user_id: str = Query(...), limit: int = Query(50, ge=1, le=1000, strict=True),
+    def changes(user_id: str = Query(...), limit: int = Query(50, ge=1, le=1000),
                 who: Caller = Depends(caller)) -> ChangeList:
         user = acting(who, user_id)
         return ChangeList(results=[ChangeOut(**c.to_json()) for c in memory.changes(project=user, limit=limit)])
@@ -300,7 +306,7 @@ def create_app(memory, settings: ServerSettings, *, clock=time.monotonic) -> Fas
         return RevertOut(id=memory.revert(memory_id=memory_id))
 
     @app.get("/doubts", response_model=DoubtList, tags=["memories"])
-    def doubts(user_id: str = Query(...), limit: int = Query(50, ge=1, le=1000, strict=True),
+    def doubts(user_id: str = Query(...), limit: int = Query(50, ge=1, le=1000),
                who: Caller = Depends(caller)) -> DoubtList:
         user = acting(who, user_id)
         return DoubtList(results=[DoubtOut(**d.to_json()) for d in memory.doubts(project=user, limit=limit)])

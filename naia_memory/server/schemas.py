@@ -170,6 +170,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorOut, "description": "no such memory for this user"},
     413: {"model": ErrorOut, "description": "request body over the server's limit"},
     429: {"model": ErrorOut, "description": "rate limit; see Retry-After"},
+    502: {"model": ErrorOut, "description": "the model or embedding server the memory was given failed"},
     503: {"model": ErrorOut, "description": "the store is unavailable (held by another process, damaged, a full disk)"},
 }
 
