@@ -53,6 +53,7 @@ from .summaries import TopicSummaries
 from .validate import check_content, check_kinds, check_metadata, check_name, check_query, check_role, check_turns
 from .records import ACTIVE, ARCHIVED, SUPERSEDED, content_id, ensure_aware
 from .stores.port import IdTakenError, RecordFilter, StoragePort
+from .stale_retry import again_when_stale
 
 log = logging.getLogger("naia_memory")
 
@@ -207,6 +208,7 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, SwitchControl
             self._check_open()
             return self.encoder.score_importance(content, check_role(role), project, overrides)
 
+    @again_when_stale
     def encode(
         self,
         *,
@@ -271,6 +273,7 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, SwitchControl
         else:
             self.encoder.last_turn[key] = last
 
+    @again_when_stale
     def encode_many(self, *, turns: Sequence[Turn | Mapping[str, Any]], project: str = "default", batch_size: int = IMPORT_BATCH,
                     progress: Callable[[int, int], None] | None = None) -> list[EncodeResult]:
         """Import a history at once: the same results as ``encode`` on each
@@ -327,6 +330,7 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, SwitchControl
                 return attempt()
 
     # ------------------------------------------------------------------ consolidate
+    @again_when_stale
     def consolidate(self, *, now: datetime | None = None, project: str | None = None,
                     progress: Callable[[int, int], None] | None = None) -> ConsolidationReport:
         """Turn unconsolidated user episodes into facts; supersede what changed.
@@ -418,6 +422,7 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, SwitchControl
         flt = RecordFilter(project=project, statuses=(ACTIVE, ARCHIVED, SUPERSEDED), created_before=at, valid_at=at)
         return self._recall(query, top_k, flt, at, strengthen=False)
 
+    @again_when_stale
     def _recall(self, query: str, top_k: int, flt: RecordFilter, now: datetime, *, strengthen: bool,
                 q_vec: np.ndarray | None = None) -> RecallResult:
         check_query(query, top_k)

@@ -15,6 +15,7 @@ from .ownership import locked
 from .records import ensure_aware
 from .stores.port import RecordFilter
 from .validate import check_name
+from .stale_retry import again_when_stale
 
 
 class HgvmControls:
@@ -42,6 +43,7 @@ class HgvmControls:
             self.hierarchy.rebuild(self.store.records(RecordFilter(statuses=None)))
         return self.hierarchy.topics(project)
 
+    @again_when_stale
     def summarize(self, *, now: datetime | None = None, project: str | None = None) -> ConsolidationReport:
         """Summarise every topic holding enough unsummarised facts now (what
         consolidation does with ``summaries`` on); needs the hierarchy."""
@@ -50,6 +52,7 @@ class HgvmControls:
             raise InvalidInput("summaries are written per hierarchy topic: switch on `summaries` (or `hierarchy`) in EngineConfig")
         return self._derive(self.summaries.run, now, project)
 
+    @again_when_stale
     def reflect(self, *, now: datetime | None = None, project: str | None = None) -> ConsolidationReport:
         """Reflect on what recurs across sessions now (what consolidation does with ``reflection`` on)."""
         check_name(project, "project", optional=True)

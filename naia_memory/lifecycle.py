@@ -25,6 +25,7 @@ from .ownership import locked
 from .recall.context import index_text
 from .records import ACTIVE, ARCHIVED, MemoryRecord, ensure_aware
 from .stores.port import RecordFilter, StoragePort
+from .stale_retry import again_when_stale
 
 if TYPE_CHECKING:
     from .engine import MemorySystem
@@ -49,6 +50,7 @@ class LifecycleControls:
     _closed: bool
 
     # ------------------------------------------------------------------ lifecycle
+    @again_when_stale
     def apply_decay(self, *, now: datetime | None = None, _commit: bool = True) -> int:
         """Archive (soft-delete) memories whose strength fell below the threshold."""
         now = ensure_aware(now)
@@ -79,6 +81,7 @@ class LifecycleControls:
         r = self._require(memory_id)
         return retention(r.memory_class, r.importance, r.recall_count, r.last_accessed, ensure_aware(now), self.config.decay_params)
 
+    @again_when_stale
     def backup(self, *, path: str, passphrase: str | None = None) -> str:
         """A consistent copy of the durable store at ``path``, readable by the
         user only; ``passphrase``: the copy is encrypted under it (JSON store)."""

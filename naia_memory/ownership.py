@@ -25,6 +25,7 @@ from .records import ACTIVE, PATH_KEY, SUMMARY, MemoryRecord, ensure_aware, grou
 from .review import check_not_before
 from .stores.port import RecordFilter
 from .validate import check_content, check_kinds, check_memory_id, check_name, check_query
+from .stale_retry import again_when_stale
 
 _FADING_MARKS = ("archived_at", "strength_at_archive", "revived_at")  # the old version's, not the correction's
 
@@ -79,6 +80,7 @@ class OwnerControls:
         recs = self.store.records(RecordFilter(project=project, kinds=(MemoryKind.FACT,), statuses=statuses))
         return [to_hit(r, 0.0) for r in sorted(recs, key=lambda r: (r.created_at, r.id))]
 
+    @again_when_stale
     def edit(self, *, memory_id: str, content: str, now: datetime | None = None) -> str:
         """A user's correction: a new version supersedes the old (auditable)."""
         check_content(content)
@@ -126,6 +128,7 @@ class OwnerControls:
             self._commit_with_owed()
             return new.id
 
+    @again_when_stale
     def forget(self, *, memory_id: str | None = None, project: str | None = None, everything: bool = False) -> int:
         """Hard delete on the user's explicit request, with everything made
         from it (``forgetting.py``): facts with no other source, the turns a
@@ -229,6 +232,7 @@ class OwnerControls:
         flt = RecordFilter(project=project, kinds=check_kinds(kinds), statuses=None if include_inactive else (ACTIVE,))
         return [to_hit(r, 0.0) for r in sorted(self.store.records(flt), key=lambda r: (r.created_at, r.id))]
 
+    @again_when_stale
     def forget_about(self, *, request: str, project: str = "default", now: datetime | None = None,
                      candidates: int = 20) -> list[str]:
         """Structured deletion ("forget what I said about my ex"): the memories

@@ -18,6 +18,7 @@ from .hits import to_hit
 from .records import ACTIVE, MemoryRecord, ensure_aware
 from .stores.port import RecordFilter
 from .validate import check_content, check_name
+from .stale_retry import again_when_stale
 
 if TYPE_CHECKING:
     from .engine import MemorySystem
@@ -50,6 +51,7 @@ class ProceduralMemory:
     def __post_init__(self) -> None:
         check_name(self.project, "project")
 
+    @again_when_stale
     def record(self, skill: str, *, success: bool, context: str = "", approach: str = "", detail: str = "",
                now: datetime | None = None) -> str:
         """Store one outcome; returns its id."""

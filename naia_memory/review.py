@@ -26,6 +26,7 @@ from .forgetting import FORGOTTEN_TURN
 from .records import ACTIVE, ARCHIVED, SUPERSEDED, MemoryRecord, ensure_aware
 from .stores.port import RecordFilter
 from .validate import check_limit, check_memory_id, check_name
+from .stale_retry import again_when_stale
 
 # retire()'s episode ids that are not the judge's: a user's correction and a Koog-style save
 USER_EDIT = "user-edit"
@@ -146,6 +147,7 @@ class UpdateReview:
                     out.setdefault(f.id, f)
         return list(out.values())
 
+    @again_when_stale
     def settle(self, *, memory_id: str, replaces: str | None, now: datetime | None = None) -> str | None:
         """The user's answer to a doubt about the fact ``memory_id``:
         ``replaces`` names the fact it changed (one of those ``doubts``
@@ -199,6 +201,7 @@ class UpdateReview:
             fact = prev
         return fact
 
+    @again_when_stale
     def revert(self, *, memory_id: str, now: datetime | None = None) -> str:
         """Take back the judge's decision that ended a fact: ``memory_id`` is
         the fact it ended, or the fact that replaced it. The old fact is

@@ -22,6 +22,7 @@ from .llm.client import ChatClient
 from .records import ACTIVE, MemoryRecord, ensure_aware
 from .stores.port import RecordFilter
 from .validate import check_content, check_name, check_query
+from .stale_retry import again_when_stale
 
 if TYPE_CHECKING:
     from .engine import MemorySystem
@@ -148,6 +149,7 @@ class StructuredMemory:
         return values
 
     # ---------------------------------------------------------------- save
+    @again_when_stale
     def save(self, fact: Fact, subject: MemorySubject, scope: MemoryScope, *, now: datetime | None = None) -> list[str]:
         """Store ``fact``; returns the ids of the records written. A SINGLE
         concept's earlier value (same subject and scope) is superseded; a

@@ -36,6 +36,7 @@ from .contract import InvalidInput
 from .records import ensure_aware
 from .switches import Switches, apply_entry, incognito_entry, memory_entry, switches_from
 from .validate import check_name
+from .stale_retry import again_when_stale
 
 if TYPE_CHECKING:
     from .encoding import Encoder
@@ -154,8 +155,7 @@ class SwitchControls:
             threading.Thread(target=self._save_when_free, name="naia-memory-switch", daemon=True).start()
             return
         try:
-            self._check_open()  # catches up with the file (the owed entries are kept over it)
-            self._save_switches()
+            self._save_caught_up()  # catches up with the file (the owed entries are kept over it)
         except BaseException as e:
             log.warning("a switch is in effect in this process but was not saved (%s: %s); it is written with the "
                         "next commit or at close", type(e).__name__, e)
@@ -170,12 +170,12 @@ class SwitchControls:
                     log.error("a switch made while the memory was closing was never saved: after a restart it is "
                               "not in effect")
                 elif self._owed_switches:
-                    self._check_open()
-                    self._save_switches()
+                    self._save_caught_up()
         except Exception as e:
             log.error("a switch is in effect in this process but was not saved (%s: %s); it is written with the "
                       "next commit or at close", type(e).__name__, e)
 
+    @again_when_stale
     def _open_switch(self, entry_for: Callable[[Switches], Entry | None], then: Callable[[], None] | None = None) -> None:
         with self._lock, self._switch_lock:
             self._check_open()  # the file's state decides, not what this process last read
@@ -241,14 +241,20 @@ class SwitchControls:
             with self._switch_lock:
                 self._owed_switches = [e for e in self._owed_switches if not any(e is s for s in sent)]
 
+    @again_when_stale
+    def _save_caught_up(self) -> None:
+        """Read what other processes wrote, then save what is owed; again if
+        another commit landed in between (``stale_retry``)."""
+        self._check_open()
+        self._save_switches()
+
     def _save_owed_at_close(self) -> None:
         """Called by ``close`` under the engine lock, before the store closes:
         a switch still owed gets one more try, said in the log if that fails."""
         if not self._owed_switches:
             return
         try:
-            self._check_open()  # a store that failed a commit reads its file first, then takes the entries
-            self._save_switches()
+            self._save_caught_up()  # a store that failed a commit reads its file first, then takes the entries
         except Exception as e:
             log.error("a switch made in this process was never saved (%s: %s): after a restart it is not in effect",
                       type(e).__name__, e)

@@ -29,6 +29,14 @@ class IdTakenError(StoreError):
     same time, same counter); nothing was stored, and a re-read shows it."""
 
 
+class StaleViewError(StoreError):
+    """Another process committed to the shared file after this one last read
+    it, and this call was about to write from that older view (a consolidation
+    that extracted while the other forgot a turn, a recall that strengthened a
+    fact the other had superseded). Nothing was written; the next call reads
+    the file again, and ``MemorySystem`` runs the call again on it."""
+
+
 class EmbedderMismatchError(StoreError):
     """The store was written with another embedder; vectors are incomparable."""
 

@@ -107,7 +107,7 @@ class SealedFile:
         old_fields, new_fields = self._fields, Fields(new, self.path)
         gains, drops = self._sealer is None, new is None
         self.commit()
-        self._begin()  # the write lock: no other process adds a row in the old form meanwhile
+        self._begin(fresh=False)  # the write lock: no other process adds a row in the old form meanwhile
         try:
             self._check_header()  # and none re-keyed (or sealed) it first
             if not gains:  # a file changed behind this opener is refused, not sealed in under a fresh roster

@@ -189,7 +189,7 @@ class SqliteStore(Transactions, SealedFile, CachedReads):
         stored = self._meta_get("embedder")  # bound for good once bound: no write lock needed to read it
         if stored is None:  # a new file: two new processes must not both bind, so look again under the lock
             opened = not self._in_txn  # a caller's open transaction is the caller's to commit
-            self._begin()
+            self._begin(fresh=False)
             stored = self._meta_get("embedder")
             if stored is None:
                 self._meta_set("embedder", {"name": name, "dim": int(dim)})
@@ -320,7 +320,7 @@ class SqliteStore(Transactions, SealedFile, CachedReads):
     def note_backup(self, dest: str, sealed_separately: bool) -> None:
         """Remember a backup this store wrote, so a forget can reach it too (the
         list read under the write lock: two processes noting one each keep both)."""
-        self._begin()
+        self._begin(fresh=False)
         kept = [b for b in self.backups() if b.get("path") != dest]
         self._put_backups(self._fields, kept + [{"path": dest, "sealed_separately": bool(sealed_separately)}])
 
@@ -358,7 +358,7 @@ class SqliteStore(Transactions, SealedFile, CachedReads):
         the same entries meanwhile is read as it left them (the roster takes out
         what the file holds, not what this one read before)."""
         self._check_header()
-        self._begin()
+        self._begin(fresh=False)
         rows, was = [], []
         for seq, e in self.db.execute("SELECT seq, entry FROM log ORDER BY seq"):
             clean = scrub_entry(json.loads(self._fields.open_text(e, b"log", seq)), forgotten)

@@ -15,7 +15,7 @@ from ..cognition.bm25 import BM25Index
 from .cache import RecordCache
 from .crypto import WrongPassphrase
 from .lock import StoreInUseError
-from .port import StoreError
+from .port import StaleViewError, StoreError
 from .sqlite_roster import Delta, graph_mark
 from .sqlite_sealing import _roll_back
 
@@ -35,7 +35,12 @@ class Transactions:
     """Mixed into ``SqliteStore``: reads ``db``, ``path``, ``graph``, the
     cache and the sealing mixin's ``_check_header`` and ``_fold_roster``."""
 
-    def _begin(self) -> None:
+    def _begin(self, *, fresh: bool = True) -> None:
+        """Open the write transaction at the first write of a call. ``fresh``:
+        refuse it when another process committed after this one last read the
+        file, since what the caller is about to write was decided on the older
+        view (``StaleViewError``, nothing written); ``hold_writes`` reads the
+        file again instead."""
         import apsw
 
         if self._in_txn and not self.db.in_transaction:
@@ -58,6 +63,15 @@ class Transactions:
                 except WrongPassphrase:
                     self.db.execute("ROLLBACK")
                     raise
+            if fresh and self._seen_version != -1 and self._data_version() != self._seen_version:
+                # another process committed between this call's catch-up and now (while it embedded, extracted, ...):
+                # writing its decisions would undo the other's (a forgotten turn's fact, a superseded fact revived).
+                # (-1: this process's own transaction was lost; the caller is undoing its own, and the next call
+                # reads the file again whatever it writes now)
+                self.db.execute("ROLLBACK")
+                self._mark_lost()
+                raise StaleViewError(f"{self.path}: another process wrote the file while this call ran; nothing was "
+                                     "written, and the file is read again at the next call")
             self._delta = Delta()
             self._in_txn = True
 
@@ -150,7 +164,7 @@ class Transactions:
         adds a row, so an operation over every row (a re-embedding) covers them
         all. (It used to re-embed the rows it knew and switch the file's
         dimension under another process's newer rows, which then no longer opened.)"""
-        self._begin()
+        self._begin(fresh=False)
         if self._data_version() != self._seen_version:
             self._reload()
 
