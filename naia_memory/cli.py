@@ -67,7 +67,8 @@ def _passphrase(args: argparse.Namespace) -> str | None:
     return value
 
 
-_READS = ("list", "show", "search", "stats", "export")
+# commands that read a store, or act on what it holds (an id, a project): at a path with no store they say so
+_READS = ("list", "show", "search", "stats", "export", "changes", "doubts", "edit", "revert", "settle", "forget")
 
 
 def _open_store(args: argparse.Namespace):

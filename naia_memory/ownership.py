@@ -190,23 +190,35 @@ class OwnerControls:
     def _forget_in_backups(self) -> None:
         """Backups this store wrote are rewritten from it, so what was
         forgotten leaves them too; one encrypted under its own passphrase
-        cannot be rewritten without it, and is named in the log and a warning."""
-        refreshed, stale = [], []
+        cannot be rewritten without it, nor one the disk refuses (a read-only
+        mount, a folder now at its path): each is named in the log and a
+        warning, and the forget, done already, is not reported as failed."""
+        refreshed: list[str] = []
+        sealed: list[str] = []
+        unwritable: dict[str, str] = {}  # path -> why
         for b in getattr(self.store, "backups", lambda: [])():
             path = b.get("path", "")
             if not Path(path).exists():
                 continue
             if b.get("sealed_separately"):
-                stale.append(path)
+                sealed.append(path)
                 continue
-            self.store.backup_to(path)
+            try:
+                self.store.backup_to(path)
+            except OSError as e:  # a read-only mount, a folder now at that path: the forget itself is done
+                unwritable[path] = str(e.strerror or e)
+                continue
             refreshed.append(path)
-        if stale:
+        if sealed:
             log.warning("forget: these backups are encrypted under their own passphrase and still hold what was "
-                        "forgotten; delete them or back up again: %s", ", ".join(stale))
-        if refreshed or stale:
-            self.store.append_log([{"op": "BACKUPS", "refreshed": refreshed, "stale": stale,
-                                    "at": ensure_aware(None).isoformat()}])
+                        "forgotten; delete them or back up again: %s", ", ".join(sealed))
+        if unwritable:
+            log.warning("forget: these backups could not be rewritten and still hold what was forgotten; delete "
+                        "them or back up again: %s", ", ".join(f"{p} ({why})" for p, why in unwritable.items()))
+        if refreshed or sealed or unwritable:
+            entry = {"op": "BACKUPS", "refreshed": refreshed, "stale": sealed + list(unwritable),
+                     "at": ensure_aware(None).isoformat()}
+            self.store.append_log([{**entry, "unwritable": unwritable} if unwritable else entry])
             self._commit_with_owed()
 
     @locked
