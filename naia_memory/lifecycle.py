@@ -90,6 +90,7 @@ class LifecycleControls:
             if self._owed_switches:  # the copy holds them too: a backup made while "off" was owed restores off
                 self._commit_with_owed()
             dest = Path(path).expanduser()
+            _not_the_store(dest, getattr(self.store, "path", None))
             dest.parent.mkdir(parents=True, exist_ok=True)
             if passphrase is None:
                 self.store.backup_to(str(dest))
@@ -243,6 +244,23 @@ def _discard(store: StoragePort) -> bool:
     """The store drops what it holds uncommitted and reads its file again (``discard``); False where it cannot."""
     discard = getattr(store, "discard", None)
     return bool(discard()) if discard is not None else False
+
+
+# the files a store keeps beside its own: the JSON journal and lock, SQLite's WAL, shared memory and rollback journal
+_SIDE_FILES = (".journal", ".lock", "-wal", "-shm", "-journal")
+
+
+def _not_the_store(dest: Path, own: object) -> None:
+    """A backup written over the store's own file (or a file it keeps beside
+    it, or inside a Qdrant folder) would truncate what it copies, and every
+    later forget, rewriting the noted backup, would do it again: the store
+    lost. Refused before anything is written."""
+    if not isinstance(own, (str, Path)) or "://" in str(own):
+        return  # a store in memory only, or a server
+    store, target = Path(own).expanduser().resolve(), dest.resolve()
+    mine = {store, *(Path(f"{store}{x}") for x in _SIDE_FILES)}
+    if target in mine or store in target.parents:
+        raise InvalidInput(f"{dest} is the store's own file (or one it keeps): a backup goes to another path")
 
 
 def _remove(path: Path) -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import uuid
 from typing import Any, Iterable, Iterator
 
@@ -62,6 +63,9 @@ class QdrantStore(CachedReads):
         self.models = models
         self.path = path or url
         self.autosave = autosave
+        if path is not None:  # Qdrant writes its files as the umask lets it: the folder is the user's only
+            os.makedirs(path, mode=0o700, exist_ok=True)
+            os.chmod(path, 0o700)
         self.client = QdrantClient(path=path) if path is not None else QdrantClient(url=url, api_key=api_key)
         self._base = collection
         self.collection = collection  # the points collection the metadata names (a re-index makes a new one)
@@ -454,6 +458,10 @@ class QdrantStore(CachedReads):
         if "://" in str(self.path):
             raise NotImplementedError("back up a Qdrant server with its snapshot API (client.create_snapshot)")
         shutil.copytree(self.path, dest, dirs_exist_ok=False)
+        for root, dirs, files in os.walk(dest):  # Qdrant writes its files as the umask lets it: a backup is private
+            os.chmod(root, 0o700)
+            for name in files:
+                os.chmod(os.path.join(root, name), 0o600)
 
     # ---- audit log ---------------------------------------------------------------------
     def append_log(self, entries: Iterable[dict[str, Any]]) -> None:

@@ -330,6 +330,7 @@ class SqliteStore(Transactions, SealedFile, CachedReads):
 
         self.commit()
         create_private(dest)
+        os.chmod(dest, 0o600)  # a file already there keeps its mode through create_private: a backup is private
         target = apsw.Connection(dest)
         try:
             with target.backup("main", self.db, "main") as b:
