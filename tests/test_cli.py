@@ -155,6 +155,31 @@ def test_import_refuses_a_store_open_elsewhere_and_leaves_it(store, tmp_path):
     assert out.returncode == 0 and "restored" in out.stdout, out.stderr
 
 
+def test_import_refuses_a_sqlite_store_another_process_has_open(tmp_path, tokenizer, t0):
+    """Several processes share a SQLite file, so the JSON store's one-writer
+    lock did not cover it: the import went ahead, deleted the open store's WAL
+    and replaced the file under it, and the running process's later turns went
+    to the unlinked old file (until session 40). Each opener now holds the lock
+    shared; the import asks for it alone."""
+    pytest.importorskip("apsw")
+    from naia_memory.stores.sqlite_store import SqliteStore
+
+    backup, path = tmp_path / "b.sqlite", tmp_path / "m.sqlite"
+    made = MemorySystem(store=SqliteStore(str(backup)), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)
+    made.encode(content="I live in Lisbon", now=t0)
+    made.close()
+    live = MemorySystem(store=SqliteStore(str(path)), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)
+    live.encode(content="my locker code is 4812", now=t0)
+    out = _cli("--store", str(path), "import", str(backup), "--force")
+    assert out.returncode == 2 and "open in another" in out.stderr, out.stderr
+    assert live.encode(content="I adopted a cat named Miso", now=t0 + timedelta(minutes=5)).stored
+    live.close()
+    listed = json.loads(_cli("--store", str(path), "list", "--json").stdout)
+    assert sorted(x["content"] for x in listed) == ["I adopted a cat named Miso", "my locker code is 4812"]
+    out = _cli("--store", str(path), "import", str(backup), "--force")  # once closed there, it restores
+    assert out.returncode == 0 and "restored 1 memories" in out.stdout, out.stderr
+
+
 def test_forget_from_a_script_without_yes_forgets_nothing(store):
     out = subprocess.run([sys.executable, "-m", "naia_memory.cli", "--store", str(store), "forget", "--project", "default"],
                          cwd=REPO, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)

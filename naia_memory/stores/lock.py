@@ -3,8 +3,10 @@
 Two processes that each load the JSON store, change it and commit would each
 write their own view and silently drop the other's changes. An exclusive
 advisory lock on ``<store>.lock`` makes the second opener fail with a clear
-error instead. POSIX only (``fcntl``); elsewhere the lock is a no-op and the
-README says so.
+error instead. A SQLite file is shared by many processes, each holding the
+lock shared while it has the file open, so that an import (exclusive) never
+replaces the file under one of them. POSIX only (``fcntl``); elsewhere the
+lock is a no-op and the README says so.
 """
 from __future__ import annotations
 
@@ -29,9 +31,11 @@ class FileLock:
         self.path = Path(f"{store_path}.lock")
         self._fd: int | None = None
 
-    def acquire(self, wait: float = 0.0) -> None:
+    def acquire(self, wait: float = 0.0, *, shared: bool = False) -> None:
         """``wait``: seconds to wait for another holder to close the store
-        before giving up (0: fail at once)."""
+        before giving up (0: fail at once). ``shared``: held beside other
+        shared holders (the processes that share a SQLite file), never beside
+        an exclusive one (an import replacing that file)."""
         if fcntl is None or self._fd is not None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -39,7 +43,7 @@ class FileLock:
         deadline = time.monotonic() + max(0.0, wait)
         while True:
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
                 if time.monotonic() < deadline:
@@ -47,13 +51,17 @@ class FileLock:
                     continue
                 os.close(fd)
                 waited = f" (waited {wait:g} s)" if wait > 0 else ""
+                if shared:
+                    raise StoreInUseError(f"{self.path.with_suffix('')} is being replaced (an import){waited}; "
+                                          "open it again once that is done") from None
                 raise StoreInUseError(
                     f"{self.path.with_suffix('')} is open in another MemorySystem or process{waited}; "
                     "close it there first, or open with wait= (one writer per store keeps either side from losing "
                     "the other's changes)"
                 ) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
+        if not shared:  # (shared holders are many: none writes its pid)
+            os.ftruncate(fd, 0)
+            os.write(fd, str(os.getpid()).encode())
         self._fd = fd
 
     def release(self) -> None:

@@ -35,6 +35,7 @@ from ..records import MemoryRecord
 from .cache import RecordCache, check_embedder
 from .cached_reads import CachedReads
 from .crypto import Damaged, Sealer
+from .lock import FileLock
 from .port import IdTakenError, RecordFilter, StoreError, kind_tag, scrub_entry
 from .sqlite_file import (VECTOR_INDEXES, Fields, create_private, fts_text, meta_get, meta_put, migrate, open_connection,
                           vec_top_k)
@@ -70,7 +71,14 @@ class SqliteStore(Transactions, SealedFile, CachedReads):
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self.autosave = autosave
         self.vector_index = vector_index
-        self.db = open_connection(self.path, busy_timeout_ms)
+        # held shared while open: an import replaces the file only when no process has it open
+        self._open_lock = FileLock(self.path)
+        self._open_lock.acquire(wait=busy_timeout_ms / 1000, shared=True)
+        try:
+            self.db = open_connection(self.path, busy_timeout_ms)
+        except BaseException:
+            self._open_lock.release()
+            raise
         self._busy_ms = busy_timeout_ms
         self._in_txn = False
         self._cache = RecordCache()
@@ -92,6 +100,7 @@ class SqliteStore(Transactions, SealedFile, CachedReads):
             self._load_or_say_why()
         except BaseException:
             self.db.close()  # refused: the connection is not left open behind the error
+            self._open_lock.release()
             raise
 
     def _fts_put(self, rowid: int, tokens: Sequence[str]) -> None:
@@ -179,6 +188,7 @@ class SqliteStore(Transactions, SealedFile, CachedReads):
         self.commit()
         self.db.close()
         self.db = None
+        self._open_lock.release()
 
     # ---- metadata -----------------------------------------------------------------
     def meta(self) -> dict[str, Any]:
