@@ -102,9 +102,11 @@ class UpdateReview:
             out = []
             for r in ended[:limit]:
                 new = self.store.get(r.superseded_by) if r.superseded_by else None
+                if new is not None:  # the replacement as it reads now: the last version the user's edits made of it
+                    new = self._versions(new)[-1]
                 said = str(r.metadata["superseded_by_episode"])
-                out.append(FactChange("UPDATE" if r.superseded_by else "DELETE", r.id, r.content, r.superseded_by,
-                                      new.content if new is not None else None,
+                out.append(FactChange("UPDATE" if r.superseded_by else "DELETE", r.id, r.content,
+                                      new.id if new is not None else r.superseded_by, new.content if new is not None else None,
                                       *self._said(None if said == FORGOTTEN_TURN else said),
                                       str(r.metadata["superseded_reason"]), r.valid_to or r.updated_at))
             return out
@@ -204,7 +206,8 @@ class UpdateReview:
     @again_when_stale
     def revert(self, *, memory_id: str, now: datetime | None = None) -> str:
         """Take back the judge's decision that ended a fact: ``memory_id`` is
-        the fact it ended, or the fact that replaced it. The old fact is
+        the fact it ended, or the fact that replaced it (or a version the
+        user's edits made of that one). The old fact is
         current again (its end, successor and reason cleared; the turns it
         came from no longer read as stale), the replacing fact stays as a
         fact of its own, and a REVERT entry is logged. Returns the old
@@ -218,10 +221,12 @@ class UpdateReview:
             if r is None:
                 raise UnknownMemoryError(f"no memory with id {memory_id!r}")
             old = r
-            if r.status != SUPERSEDED and r.supersedes:  # the replacing fact named: the one it ended
-                old = self.store.get(r.supersedes)
-                if old is None or old.superseded_by != r.id:
-                    raise InvalidInput(f"{memory_id} no longer replaces {r.supersedes}: nothing to revert")
+            # the replacing fact named, or a version the user's edits made of it (the decision names the first)
+            named = self._first_version(r)
+            if named.supersedes and (r.status != SUPERSEDED or r.metadata.get("superseded_by_episode") == USER_EDIT):
+                old = self.store.get(named.supersedes)
+                if old is None or old.superseded_by != named.id:
+                    raise InvalidInput(f"{memory_id} no longer replaces {named.supersedes}: nothing to revert")
             if old.status != SUPERSEDED:
                 raise InvalidInput(f"{memory_id} is {old.status}: no update decision ended it")
             if not (judged(old) or settled(old)):  # a settled change too: the user may change their mind

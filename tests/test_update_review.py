@@ -89,10 +89,9 @@ def test_what_cannot_be_reverted_is_refused_and_changes_nothing(tmp_path, hashin
     log_before = len(m.audit_log())
     with pytest.raises(UnknownMemoryError):
         m.revert(memory_id="fact_nope")
-    with pytest.raises(InvalidInput, match="edit it again"):
-        m.revert(memory_id=c.new_id)  # ended by the user's edit, not by the judge
-    with pytest.raises(InvalidInput, match="edit it again"):
-        m.revert(memory_id=edited)  # the edit's version names the edit: undone by editing again, not here
+    # (until session 40 the replacement's id and its edited version were refused here, though changes() hands out
+    # that id for revert: both now take back the judge's decision, the next test; an edit itself is not reverted)
+    assert edited != c.new_id
     m.encode(content="I live in Denver", now=t0 + timedelta(days=3))
     m.consolidate(now=t0 + timedelta(days=3, minutes=1))
     before = {r.id: json.dumps(r.to_json(), sort_keys=True) for r in m.store.records()}
@@ -272,3 +271,24 @@ def test_the_middle_of_a_chain_is_refused_until_the_later_change_is_taken_back(t
     m.revert(memory_id=first.old_id)
     assert _in_slot(m, "favorite_food") == ["my favorite food is pad thai"]
     assert m.changes() == []
+
+
+@pytest.mark.parametrize("by", ["edited", "replacement", "old"])
+def test_a_replacement_the_user_edited_is_listed_as_it_reads_and_can_be_taken_back_by_any_id(by, tmp_path, hashing,
+                                                                                              tokenizer, t0):
+    """Session 40's review: after the user edited the replacing fact, ``changes()`` still showed its first text,
+    and ``revert`` refused both its id and the edited version's ("ended by a user's edit")."""
+    m = _system("json", tmp_path, hashing, tokenizer)
+    first, then = "my favorite food is pad thai", "congee is my favorite thing to eat now"
+    _told(m, t0, first, then)
+    [c] = m.changes()
+    edited = m.edit(memory_id=c.new_id, content="congee with pork is my favorite thing to eat now",
+                    now=t0 + timedelta(days=2))
+    [c2] = m.changes()
+    assert (c2.old_id, c2.new_id, c2.new) == (c.old_id, edited, "congee with pork is my favorite thing to eat now")
+    target = {"edited": edited, "replacement": c.new_id, "old": c.old_id}[by]
+    assert m.revert(memory_id=target, now=t0 + timedelta(days=3)) == c.old_id
+    assert m.changes() == []
+    assert _status(m, first) == "active" and _status(m, "congee with pork is my favorite thing to eat now") == "active"
+    assert m.store.get(c.new_id).supersedes is None  # the decision's link is gone from the version it named
+    m.close()
