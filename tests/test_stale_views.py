@@ -133,3 +133,27 @@ def test_a_store_level_write_on_an_old_view_is_refused_with_nothing_written(tmp_
     assert a.store.changed_elsewhere() and not a.store.db.in_transaction
     assert a.get(x) is None  # the engine reads the file again at its next call
     a.close(), b.close()
+
+
+def test_a_write_refused_for_a_busy_file_leaves_no_change_in_this_process(tmp_path, tokenizer, t0):
+    """A recall changes the record it strengthens in place, then writes it; a
+    write refused because another process held the file past the timeout left
+    the change in this process's copy (a count the file never had), until
+    something else made it read the file again."""
+    path = tmp_path / "s.sqlite"
+    a, b = _m(path, tokenizer, busy_timeout_ms=50), _m(path, tokenizer)
+    turn = a.encode(content="I live in Busan.", now=t0).id
+    b.encode(content="I play the cello.", now=t0 + timedelta(minutes=1))  # b reads the file, then holds its lock:
+    b.store.autosave = False
+    b.encode(content="I like tea.", now=t0 + timedelta(minutes=2))  # an open write transaction, not committed
+    from naia_memory.stores.lock import StoreInUseError
+
+    with pytest.raises(StoreInUseError):
+        a.recall(query="Where do I live?", now=t0 + timedelta(hours=1))
+    b.store.discard()  # b lets go without writing: nothing tells a that the file moved
+    on_file = SqliteStore(str(path))
+    try:
+        assert a.get(turn).metadata["recall_count"] == on_file.get(turn).recall_count == 0
+    finally:
+        on_file.close()
+    a.close(), b.close()

@@ -49,6 +49,7 @@ class Transactions:
             try:
                 self.db.execute("BEGIN IMMEDIATE")
             except apsw.BusyError as e:
+                self._mark_lost()  # the caller may have changed a cached record in place before this write: read again
                 raise StoreInUseError(f"{self.path}: another process held the file's write lock for longer than "
                                       f"busy_timeout_ms ({self._busy_ms} ms); "
                                       "nothing was written, try again (or open with a longer busy_timeout_ms)") from e
