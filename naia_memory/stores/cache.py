@@ -140,6 +140,12 @@ class RecordCache:
         self.records: dict[str, MemoryRecord] = {}
         self.ids: list[str] = []
         self.row: dict[str, int] = {}
+        # a removal moves the last row into the freed one, so rows stop being in the order records came in; what
+        # walks the records (and the JSON snapshot, whence a reopened store's order) goes by when each came in,
+        # as SQLite's rowids and Qdrant's seq do: ties "to the one added later" then agree across stores and reopens
+        self._rank: dict[str, int] = {}
+        self._next_rank = 0
+        self._shuffled = False
         self.buf = np.zeros((0, 0), dtype=np.float32)  # capacity-doubling
         self._cols = _Columns()
         self._projects = _Codes()
@@ -182,6 +188,8 @@ class RecordCache:
         self.records[record.id] = record
         self.row[record.id] = n
         self.ids.append(record.id)
+        self._rank[record.id] = self._next_rank
+        self._next_rank += 1
         self._cols.grow(n + 1)
         self._fill(n, record)
         if record.kind is self.SUBSET_KIND:
@@ -241,8 +249,10 @@ class RecordCache:
                 self._sub_ann.remove(record_id)
         if self._ann is not None:
             self._ann.remove(record_id)
+        del self._rank[record_id]
         last = self.ids[-1]
         if last != record_id:
+            self._shuffled = True
             self.ids[row] = last
             self.row[last] = row
             self.buf[row] = self.buf[len(self.ids) - 1]
@@ -290,6 +300,8 @@ class RecordCache:
 
     def iter(self, flt: RecordFilter | None = None) -> Iterator[MemoryRecord]:
         ids = list(self.ids) if flt is None else [self.ids[i] for i in np.flatnonzero(self.mask(flt)).tolist()]
+        if self._shuffled:
+            ids.sort(key=self._rank.__getitem__)  # the order they came in (see ``__init__``)
         for rid in ids:
             r = self.records.get(rid)
             if r is not None:  # removed while the caller walked

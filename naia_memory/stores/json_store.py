@@ -163,7 +163,8 @@ class LocalStore(SnapshotLoading, CachedReads):
         head["saved_at"] = datetime.now(timezone.utc).isoformat()
         head["journal_seq"] = self._seq
         c = self._cache
-        rows = ({**c.records[rid].to_json(), "embedding": encode_vector(c.vectors[c.row[rid]])} for rid in c.ids)
+        # in the order the records came in, not the rows' (a removal moves rows): the order a reopen reads
+        rows = ({**r.to_json(), "embedding": encode_vector(c.vectors[c.row[r.id]])} for r in c.iter())
         return json_snapshot.chunks(head, rows, self.graph.to_json(), self._log)
 
     def _pending_ops(self) -> list[dict[str, Any]]:
