@@ -263,6 +263,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _rekey(args)
         if args.command == "ingest":  # the history is read and checked before a store is opened (or made)
             args.turns = _read_history(args.history)
+        if args.command == "serve" and args.protocol == "rest":  # a missing token or a bad setting makes no store
+            args.settings = _rest_settings(args)
         m = _open(args)
         try:
             return _run(m, args)
@@ -445,7 +447,17 @@ def _serve(m, args: argparse.Namespace) -> int:
 
         serve_stdio(m, args.project)
         return 0
-    from .server.rest import ServerSettings, serve
+    from .server.rest import serve
+
+    settings = args.settings
+    print(f"naia-memory: serving {m.store.path} on http://{args.host}:{args.port} (OpenAPI at /openapi.json)", file=sys.stderr)
+    serve(m, settings, port=args.port)
+    return 0
+
+
+def _rest_settings(args: argparse.Namespace):
+    """The REST server's settings, checked before the store is opened."""
+    from .server.rest import ServerSettings
 
     token = None if args.no_auth else os.environ.get(args.token_env)
     if not args.no_auth and not token:
@@ -454,9 +466,7 @@ def _serve(m, args: argparse.Namespace) -> int:
     settings = ServerSettings(tokens={token: None} if token else {}, auth=not args.no_auth, host=args.host,
                               max_body_bytes=args.max_body_bytes, rate=args.rate, burst=args.burst)
     settings.check()
-    print(f"naia-memory: serving {m.store.path} on http://{args.host}:{args.port} (OpenAPI at /openapi.json)", file=sys.stderr)
-    serve(m, settings, port=args.port)
-    return 0
+    return settings
 
 
 def _import(args: argparse.Namespace) -> int:

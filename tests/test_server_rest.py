@@ -263,6 +263,12 @@ def test_serve_refuses_to_start_without_a_token(tmp_path, tokenizer):
     out = subprocess.run([sys.executable, "-m", "naia_memory.cli", "--store", str(path), "serve", "rest", "--no-auth",
                           "--host", "0.0.0.0"], cwd=REPO, capture_output=True, text=True, env=env, timeout=60)
     assert out.returncode != 0 and "loopback" in out.stderr
+    # refused before the store is opened: a mistyped --store is not left behind as an empty store (session 40)
+    typo = tmp_path / "typo" / "m.json"
+    for extra in ([], ["--no-auth", "--host", "0.0.0.0"]):
+        out = subprocess.run([sys.executable, "-m", "naia_memory.cli", "--store", str(typo), "serve", "rest", *extra],
+                             cwd=REPO, capture_output=True, text=True, env=env, timeout=60)
+        assert out.returncode == 2 and not typo.parent.exists(), out.stderr
 
 
 def test_only_an_unknown_memory_is_a_404_a_stray_key_error_is_a_500(memory, monkeypatch):
