@@ -134,8 +134,9 @@ def _stats(m) -> dict[str, Any]:
         "memory_on": m.enabled,
         "incognito": _by_project(m.switches.incognito),
         "path": m.store.path,
-        "bytes_on_disk": sum(Path(p).stat().st_size for p in (m.store.path, f"{m.store.path}.journal")
-                             if p and Path(p).exists()),
+        # the store and what it keeps beside it: the JSON journal, SQLite's write-ahead log
+        "bytes_on_disk": sum(Path(p).stat().st_size for p in (m.store.path, f"{m.store.path}.journal",
+                                                              f"{m.store.path}-wal") if p and Path(p).exists()),
     }
 
 

@@ -94,3 +94,37 @@ def test_the_qdrant_folder_is_the_users_only(tmp_path, tokenizer, t0):
     finally:
         os.umask(old)
     assert stat.S_IMODE(os.stat(tmp_path / "q").st_mode) == 0o700  # what is inside is out of others' reach
+
+
+def test_an_encrypted_backup_that_cannot_take_its_place_leaves_no_copy_behind(tmp_path, tokenizer, t0):
+    m = _m(LocalStore(tmp_path / "m.json"), tokenizer)
+    m.encode(content="My locker code is 4812", now=t0)
+    dest = tmp_path / "backup.json"
+    dest.mkdir()  # a folder where the backup should go: the last rename fails
+    with pytest.raises(OSError):
+        m.backup(path=str(dest), passphrase="correct horse battery staple")
+    m.close()
+    assert not (tmp_path / "backup.json.partial").exists()
+
+
+def test_stats_count_the_sqlite_write_ahead_log(tmp_path, tokenizer, t0):
+    pytest.importorskip("apsw")
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from naia_memory.stores.sqlite_store import SqliteStore
+
+    path = tmp_path / "m.sqlite"
+    m = _m(SqliteStore(str(path)), tokenizer)
+    for i in range(20):
+        m.encode(content=f"I planted tomato number {i} in the garden", now=t0 + timedelta(minutes=i))
+    wal = path.with_name("m.sqlite-wal")
+    assert wal.exists() and wal.stat().st_size > 0  # still open: the log holds what was written
+    main = path.stat().st_size
+    out = subprocess.run([sys.executable, "-m", "naia_memory.cli", "--store", str(path), "stats"],
+                         cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=120)
+    m.close()
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["bytes_on_disk"] > main

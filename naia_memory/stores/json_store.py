@@ -390,11 +390,16 @@ class LocalStore(SnapshotLoading, CachedReads):
         body = sealer.header + b"\n" + sealer.seal(self._snapshot().encode("utf-8"), b"snapshot") + b"\n"
         tmp = f"{dest}.partial"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(body)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, dest)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(body)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, dest)
+        except BaseException:  # a full copy under the backup's passphrase, that no forget would ever rewrite
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
 
     # ---- audit log --------------------------------------------------------
     def append_log(self, entries: Iterable[dict[str, Any]]) -> None:
