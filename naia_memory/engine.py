@@ -168,12 +168,13 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, SwitchControl
             self.store.refresh()
             self._caught_up()
 
-    def _caught_up(self) -> None:
+    def _caught_up(self, *, commit: bool = True) -> None:
         """The engine's maps, read again after the store read its file (another
         process wrote it, a failed commit was dropped, a re-key or re-index
-        took the write lock)."""
+        took the write lock). ``commit=False``: the places given are saved by
+        the caller's own commit (which holds the write lock till then)."""
         self.index.rebuild(self.store.records())
-        self._place_unplaced()  # another process's memories may need a path (saved, not only held)
+        self._place_unplaced(commit=commit)  # another process's memories may need a path (saved, not only held)
         self._read_switches()  # another process may have turned memory off or made a conversation incognito
 
     def _commit(self) -> None:

@@ -171,7 +171,9 @@ class LifecycleControls:
             hold = getattr(self.store, "hold_writes", None)  # a shared SQLite file: no other process adds a row
             if hold is not None:                              # until the new vectors are in (the last commit below)
                 hold()
-                self._caught_up()  # it read the file again if another process had written since this call began
+                # it read the file again if another process had written since this call began (places given to its
+                # rows are saved by the last commit below: a commit now would let the write lock go)
+                self._caught_up(commit=False)
             try:
                 recs, vecs = _reembedded(self.store, embedder, batch_size, progress)
             except BaseException:

@@ -23,7 +23,7 @@ from .hits import to_hit
 from .recall.context import index_text
 from .records import ACTIVE, PATH_KEY, SUMMARY, MemoryRecord, ensure_aware, grounds, predecessors
 from .review import check_not_before
-from .stores.port import RecordFilter
+from .stores.port import RecordFilter, StaleViewError
 from .validate import check_content, check_kinds, check_memory_id, check_name, check_query
 from .stale_retry import again_when_stale
 
@@ -205,8 +205,8 @@ class OwnerControls:
                 continue
             try:
                 self.store.backup_to(path)
-            except OSError as e:  # a read-only mount, a folder now at that path: the forget itself is done
-                unwritable[path] = str(e.strerror or e)
+            except Exception as e:  # a read-only mount, a folder or another file at that path: the forget is done
+                unwritable[path] = str(getattr(e, "strerror", None) or e) or type(e).__name__
                 continue
             refreshed.append(path)
         if sealed:
@@ -218,8 +218,26 @@ class OwnerControls:
         if refreshed or sealed or unwritable:
             entry = {"op": "BACKUPS", "refreshed": refreshed, "stale": sealed + list(unwritable),
                      "at": ensure_aware(None).isoformat()}
-            self.store.append_log([{**entry, "unwritable": unwritable} if unwritable else entry])
+            self._log_after_commit([{**entry, "unwritable": unwritable} if unwritable else entry])
+
+    def _log_after_commit(self, entries: list[dict[str, Any]]) -> None:
+        """A log entry about a call whose own writes are committed already
+        (the backups a forget rewrote): on a shared file another process may
+        have committed since, which refuses this write as made on an older
+        view; the call is done and must not run again, so the entry is
+        written under the write lock, on the file as it now is."""
+        try:
+            self.store.append_log(entries)
             self._commit_with_owed()
+        except StaleViewError:
+            try:
+                self.store.hold_writes()
+                self._caught_up(commit=False)
+                self.store.append_log(entries)
+                self._commit_with_owed()
+            except BaseException:
+                self.store.discard()
+                raise
 
     @locked
     def audit_log(self, *, op: str | Sequence[str] | None = None, since: datetime | None = None, until: datetime | None = None,

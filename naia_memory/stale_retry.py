@@ -15,6 +15,7 @@ and the others wait for it only when they collided. Stores with one writer
 from __future__ import annotations
 
 import functools
+import threading
 from typing import Any, Callable, TypeVar
 
 from .stores.port import StaleViewError
@@ -22,26 +23,42 @@ from .stores.port import StaleViewError
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+_calls = threading.local()  # per thread: how deep in decorated calls each system is
+
+
 def again_when_stale(fn: F) -> F:
-    """``fn`` is a method of ``MemorySystem`` or of an object with ``.system``."""
+    """``fn`` is a method of ``MemorySystem`` or of an object with ``.system``.
+    Only the outermost decorated call of a system runs again: one nested in it
+    (a decay inside a consolidation) is part of it."""
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except StaleViewError:
-            pass  # nothing was written; the store reads the file again below
         system = getattr(args[0], "system", args[0])
-        with system._lock:
-            system._refuse_closed()
-            system.store.hold_writes()  # the write lock, and the file read again (the refusal marked it stale)
-            system._caught_up()  # the engine's maps from what the file holds
+        depth: dict[int, int] = _calls.__dict__.setdefault("depth", {})
+        key = id(system)
+        outer = key not in depth
+        depth[key] = depth.get(key, 0) + 1
+        try:
             try:
-                out = fn(*args, **kwargs)
-            except BaseException:
-                system.store.discard()  # a failed call wrote nothing: its open transaction must not hold the lock
-                raise
-            system._commit()  # a call that wrote nothing (a turn the gate kept out) lets the lock go too
-            return out
+                return fn(*args, **kwargs)
+            except StaleViewError:
+                if not outer:
+                    raise
+            # nothing was written; run again holding the write lock, on the file as it is
+            with system._lock:
+                system._refuse_closed()
+                try:
+                    system.store.hold_writes()  # the write lock, and the file read again (the refusal marked it)
+                    system._caught_up(commit=False)  # the engine's maps; a commit now would let the lock go
+                    out = fn(*args, **kwargs)
+                except BaseException:
+                    system.store.discard()  # a failed call wrote nothing: its transaction must not hold the lock
+                    raise
+                system._commit()  # a call that wrote nothing (a turn the gate kept out) lets the lock go too
+                return out
+        finally:
+            depth[key] -= 1
+            if not depth[key]:
+                del depth[key]
     return call  # type: ignore[return-value]
 
 

@@ -180,6 +180,28 @@ def test_import_refuses_a_sqlite_store_another_process_has_open(tmp_path, tokeni
     assert out.returncode == 0 and "restored 1 memories" in out.stdout, out.stderr
 
 
+def test_import_meets_a_store_opened_through_a_link(tmp_path, tokenizer, t0):
+    """The lock is taken beside the file itself, not beside the name it was
+    opened by: a process that opened the store through a symbolic link kept
+    its lock beside the link, and the import went ahead."""
+    pytest.importorskip("apsw")
+    from naia_memory.stores.sqlite_store import SqliteStore
+
+    backup, real, link = tmp_path / "b.sqlite", tmp_path / "m.sqlite", tmp_path / "link.sqlite"
+    made = MemorySystem(store=SqliteStore(str(backup)), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)
+    made.encode(content="I live in Lisbon", now=t0)
+    made.close()
+    SqliteStore(str(real)).close()
+    link.symlink_to(real)
+    live = MemorySystem(store=SqliteStore(str(link)), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)
+    live.encode(content="my locker code is 4812", now=t0)
+    for target in (link, real):
+        out = _cli("--store", str(target), "import", str(backup), "--force")
+        assert out.returncode == 2 and "open in another" in out.stderr, out.stderr
+    live.close()
+    assert sorted(p.name for p in tmp_path.glob("*.lock")) == ["b.sqlite.lock", "m.sqlite.lock"]
+
+
 def test_forget_from_a_script_without_yes_forgets_nothing(store):
     out = subprocess.run([sys.executable, "-m", "naia_memory.cli", "--store", str(store), "forget", "--project", "default"],
                          cwd=REPO, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)

@@ -18,7 +18,7 @@ pytest.importorskip("apsw")
 from naia_memory import EngineConfig, MemorySystem  # noqa: E402
 from naia_memory.contract import MemoryKind  # noqa: E402
 from naia_memory.embedders import HashingEmbedder  # noqa: E402
-from naia_memory.stores.port import StaleViewError  # noqa: E402
+from naia_memory.stores.port import StaleViewError, StoreError  # noqa: E402
 from naia_memory.stores.sqlite_store import SqliteStore  # noqa: E402
 
 
@@ -156,4 +156,86 @@ def test_a_write_refused_for_a_busy_file_leaves_no_change_in_this_process(tmp_pa
         assert a.get(turn).metadata["recall_count"] == on_file.get(turn).recall_count == 0
     finally:
         on_file.close()
+    a.close(), b.close()
+
+
+def test_a_forget_done_is_not_run_again_when_its_backup_note_meets_another_commit(tmp_path, tokenizer, t0):
+    """The forget commits, then rewrites its noted backups and logs that: a
+    commit landing during the copy refused the log entry, and the whole forget
+    ran again on memories already gone (an unknown id, or 0 and FORGET twice)."""
+    path = tmp_path / "s.sqlite"
+    a, b = _m(path, tokenizer), _m(path, tokenizer)
+    x = a.encode(content="My bank PIN is 4821.", now=t0).id
+    a.encode(content="I live in Busan.", now=t0 + timedelta(minutes=1))
+    a.backup(path=str(tmp_path / "bk.sqlite"))
+    calls = _while(a.store, "backup_to", lambda: b.encode(content="I play the cello.", now=t0 + timedelta(minutes=3)))
+    assert a.forget(memory_id=x) == 1
+    assert len(calls) == 1 and a.get(x) is None
+    assert [e["op"] for e in a.audit_log()] == ["FORGET", "BACKUPS"]
+    a.close(), b.close()
+
+
+def test_a_refused_consolidation_logs_what_it_decided_once(tmp_path, tokenizer, t0):
+    """Its clean-up (log what was decided, so nothing written goes unlogged)
+    wrote the first run's decisions from the older view, and the run again
+    logged them a second time."""
+    path = tmp_path / "s.sqlite"
+    a, b = _m(path, tokenizer), _m(path, tokenizer)
+    a.encode(content="I live in Busan. Do you remember my code 4821?", now=t0)
+    _while(a.consolidator, "_extract", lambda: b.encode(content="I play the cello.", now=t0 + timedelta(seconds=30)))
+    report = a.consolidate(now=t0 + timedelta(minutes=1))
+    logged = [e["op"] for e in a.audit_log()]
+    assert logged == [d.op.name for d in report.decisions] and logged.count("SKIP") <= 1
+    a.close(), b.close()
+
+
+def test_the_run_again_holds_the_write_lock_even_when_it_places_memories(tmp_path, tokenizer, t0):
+    """With the hierarchy on, catching up places the other process's memories
+    and used to commit that, letting the write lock go before the call ran
+    again: a third commit could refuse it once more."""
+    path = tmp_path / "s.sqlite"
+    a = MemorySystem(store=SqliteStore(str(path)), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer,
+                     config=EngineConfig(hierarchy=True))
+    b, late = _m(path, tokenizer), _m(path, tokenizer, busy_timeout_ms=100)
+    a.encode(content="I live in Busan.", now=t0)
+    refused: list[str] = []
+
+    def meanwhile_twice():
+        b.encode(content="I play the cello.", now=t0 + timedelta(minutes=1))  # refuses a's first run
+        real_embed = a.embedder.embed_passages
+
+        def during_the_run_again(texts):
+            try:
+                late.encode(content="I like tea.", now=t0 + timedelta(minutes=2))
+            except StoreError as e:  # a holds the write lock through its second run
+                refused.append(type(e).__name__)
+            a.embedder.embed_passages = real_embed
+            return real_embed(texts)
+        a.embedder.embed_passages = during_the_run_again
+    first = a.embedder.embed_passages
+
+    def once(texts):
+        a.embedder.embed_passages = first
+        meanwhile_twice()
+        return first(texts)
+    a.embedder.embed_passages = once
+    assert a.encode(content="I like green tea.", now=t0 + timedelta(hours=1)).stored
+    assert refused == ["StoreInUseError"]
+    a.close(), b.close(), late.close()
+
+
+def test_a_run_again_that_fails_while_catching_up_lets_the_write_lock_go(tmp_path, tokenizer, t0, monkeypatch):
+    path = tmp_path / "s.sqlite"
+    a, b = _m(path, tokenizer), _m(path, tokenizer, busy_timeout_ms=100)
+    a.encode(content="I live in Busan.", now=t0)
+    _while(a.pipeline.embedder, "embed_query", lambda: b.encode(content="I play the cello.", now=t0 + timedelta(minutes=1)))
+
+    def broken():
+        raise RuntimeError("the switches could not be read")
+    monkeypatch.setattr(a, "_read_switches", broken)
+    with pytest.raises(RuntimeError, match="could not be read"):
+        a.recall(query="Where do I live?", now=t0 + timedelta(hours=1))
+    assert not a.store.db.in_transaction
+    assert b.encode(content="I like tea.", now=t0 + timedelta(hours=2)).stored  # within 100 ms
+    monkeypatch.undo()
     a.close(), b.close()

@@ -77,3 +77,18 @@ def test_a_command_at_a_path_with_no_store_says_so_and_makes_none(tmp_path, comm
     out = _cli("--store", str(path), *command)
     assert out.returncode == 2 and "no store at" in out.stderr, (out.stdout, out.stderr)
     assert not path.exists() and not path.parent.exists()
+
+
+def test_a_forget_whose_backup_path_now_holds_another_kind_of_file_is_done(tmp_path, tokenizer, t0):
+    pytest.importorskip("apsw")
+    from naia_memory.stores.sqlite_store import SqliteStore
+
+    m = MemorySystem(store=SqliteStore(str(tmp_path / "m.sqlite")), embedder=HashingEmbedder(dim=64),
+                     tokenizer=tokenizer, config=EngineConfig())
+    x = m.encode(content="My bank PIN is 4821.", now=t0).id
+    m.backup(path=str(tmp_path / "bk.sqlite"))
+    (tmp_path / "bk.sqlite").write_text("the user's notes, saved over the old backup\n" * 50)
+    assert m.forget(memory_id=x) == 1 and m.get(x) is None
+    [entry] = m.audit_log(op="BACKUPS")
+    assert entry["stale"] == [str(tmp_path / "bk.sqlite")] and entry["refreshed"] == []
+    m.close()

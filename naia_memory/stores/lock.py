@@ -28,7 +28,8 @@ class StoreInUseError(StoreError):
 
 class FileLock:
     def __init__(self, store_path: str | os.PathLike):
-        self.path = Path(f"{store_path}.lock")
+        # beside the file itself: two openers through different links (or a link and the file) take one lock
+        self.path = Path(f"{os.path.realpath(os.path.expanduser(store_path))}.lock")
         self._fd: int | None = None
 
     def acquire(self, wait: float = 0.0, *, shared: bool = False) -> None:
@@ -39,7 +40,10 @@ class FileLock:
         if fcntl is None or self._fd is not None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as e:  # a read-only folder: say which file, not a bare permission error
+            raise StoreError(f"cannot open the store's lock file {self.path}: {e.strerror or e}") from e
         deadline = time.monotonic() + max(0.0, wait)
         while True:
             try:

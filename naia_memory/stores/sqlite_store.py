@@ -72,7 +72,7 @@ class SqliteStore(Transactions, SealedFile, CachedReads):
         self.autosave = autosave
         self.vector_index = vector_index
         # held shared while open: an import replaces the file only when no process has it open
-        self._open_lock = FileLock(self.path)
+        self._open_lock = FileLock(self.path)  # (by the file's real path: an import through a link meets it)
         self._open_lock.acquire(wait=busy_timeout_ms / 1000, shared=True)
         try:
             self.db = open_connection(self.path, busy_timeout_ms)
@@ -81,6 +81,7 @@ class SqliteStore(Transactions, SealedFile, CachedReads):
             raise
         self._busy_ms = busy_timeout_ms
         self._in_txn = False
+        self._stale = False  # a write was refused as made on an older view; set until the file is read again
         self._cache = RecordCache()
         self._rowid: dict[str, int] = {}
         self._by_rowid: dict[int, str] = {}

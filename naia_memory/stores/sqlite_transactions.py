@@ -43,6 +43,9 @@ class Transactions:
         file again instead."""
         import apsw
 
+        if fresh and self._stale:  # refused once already: nothing more is written until the file is read again
+            raise StaleViewError(f"{self.path}: another process wrote the file while this call ran; nothing was "
+                                 "written, and the file is read again at the next call")
         if self._in_txn and not self.db.in_transaction:
             self._mark_lost()  # (missed where it failed): a new transaction, on a cache the next call reads again
         if not self._in_txn:
@@ -71,6 +74,7 @@ class Transactions:
                 # reads the file again whatever it writes now)
                 self.db.execute("ROLLBACK")
                 self._mark_lost()
+                self._stale = True  # (a caller's clean-up, logging what it decided, is refused too)
                 raise StaleViewError(f"{self.path}: another process wrote the file while this call ran; nothing was "
                                      "written, and the file is read again at the next call")
             self._delta = Delta()
@@ -179,6 +183,7 @@ class Transactions:
         self._seen_version = -1  # a read that fails part-way leaves a partial cache: the next call reads again
         self._load_or_say_why()
         self._seen_version = version  # only once read whole: a read that failed (a re-key landing in it) is tried again
+        self._stale = False
 
     def _data_version(self) -> int:
         return int(list(self.db.execute("PRAGMA data_version"))[0][0])
