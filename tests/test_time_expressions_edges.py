@@ -148,3 +148,25 @@ def test_a_weekday_is_the_coming_one_in_the_present_and_the_last_in_the_past(tex
 ])
 def test_a_season_is_the_northern_hemispheres(text, said, want):
     assert days(relative_windows(text, said)) == [want]
+
+
+# session 40's review: the calendar words (how long something held, a weekday, "since 2019") were outside the guard
+@pytest.mark.parametrize("text", ["I have lived here for " + "9" * 5000 + " years", "서울 산 지 " + "9" * 5000 + "년째야",
+                                  "채식한 지 " + "9" * 5000 + "년 동안 하고 있어요", "I have a dentist appointment on Friday",
+                                  "서울 산 지 3년째야", "I have lived here since 2019", "I went hiking on Monday"])
+@pytest.mark.parametrize("said", [WED, datetime(9999, 12, 31, tzinfo=timezone.utc), datetime(1, 1, 1, tzinfo=timezone.utc)])
+def test_calendar_words_off_the_calendar_name_nothing_instead_of_crashing(text, said):
+    assert all(a < b for a, b in relative_windows(text, said))
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("I met my wife twenty-five years ago", []),  # not "five years ago"
+    ("We moved here twenty-one days ago", []),
+    ("열두 달 전에 이직했어", [("2024-05-01", "2024-06-01")]),  # twelve months, not two
+    ("열한 달 전에 이사했어", [("2024-06-01", "2024-07-01")]),
+    ("3월 1일 전까지 보고서 내야 해", []),  # before the first of March, not a day ago
+    ("두 달 전에 이사했어", [("2025-03-01", "2025-04-01")]),
+    ("five years ago I lived in Busan", [("2020-01-01", "2021-01-01")]),
+])
+def test_a_number_is_read_whole_or_not_at_all(text, expected):
+    assert days(relative_windows(text, WED)) == expected
