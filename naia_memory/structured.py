@@ -59,6 +59,8 @@ class MultipleFacts:
     timestamp: datetime | None = None
 
     def __post_init__(self) -> None:
+        if isinstance(self.values, (str, bytes)):  # tuple("Python") would be six one-letter values
+            raise InvalidInput(f"values must be a list of strings, not one string: ({self.values!r},)")
         object.__setattr__(self, "values", tuple(self.values))
 
 
@@ -165,33 +167,52 @@ class StructuredMemory:
                 raise InvalidInput(f"{fact.concept.keyword} is stored as a {stored.pop()} concept for this subject and scope")
             self.subjects.setdefault(subject.name, subject)
             held = {r.value: r for r in current}
-            written: list[str] = []
             # every new value embedded before anything is written: an embedder that fails leaves the store as it was
             made = {v: self._record(fact.concept, v, subject, scope, now) for v in values if v not in held}
             vecs = {v: sys._embed_one(rec.content) for v, rec in made.items()}
             reaffirmed: list[str] = []
-            for v in values:
-                if v in held:  # said again: a reaffirmation, not a second copy
-                    held[v].updated_at = now
-                    sys.store.update(held[v])
-                    reaffirmed.append(held[v].id)
-                    continue
-                rec = made[v]
-                sys.store.put(rec, vecs[v])
-                sys.index.add(rec)
-                sys.store.graph.add_cooccurrence(rec.entities)
-                written.append(rec.id)
-                if fact.concept.fact_type is FactType.SINGLE:
-                    for old in current:
-                        rec.supersedes = old.id
-                        sys.consolidator.retire(old, now, successor=rec.id, reason=f"new value of {fact.concept.keyword}",
-                                                episode_id="structured-save")
-                    sys.store.update(rec)
-            # the names are words of the fact: a forget of these ids clears them (LOG_TEXT_FIELDS)
-            sys.store.append_log([{"op": "SAVE", "ids": written, "reaffirmed": reaffirmed, "concept": fact.concept.keyword,
-                                   "subject": subject.name, "scope": scope.key(), "at": now.isoformat()}])
-            sys._commit_with_owed()
+            try:
+                written = self._write(fact, values, held, made, vecs, current, now, reaffirmed)
+                # the names are words of the fact: a forget of these ids clears them (LOG_TEXT_FIELDS)
+                sys.store.append_log([{"op": "SAVE", "ids": written, "reaffirmed": reaffirmed,
+                                       "concept": fact.concept.keyword, "subject": subject.name, "scope": scope.key(),
+                                       "at": now.isoformat()}])
+                sys._commit_with_owed()
+            except BaseException:
+                # a write that failed part-way (a full disk): the values put before it must not stay in this process
+                # to be written by the next commit; the store drops what it holds uncommitted and reads its file
+                # again at the next call (the host that commits, autosave=False, decides for its own transaction)
+                if getattr(sys.store, "autosave", True):
+                    discard = getattr(sys.store, "discard", None)
+                    if discard is not None:
+                        discard()
+                raise
             return written
+
+    def _write(self, fact: Fact, values: Sequence[str], held: dict[str, MemoryRecord], made: dict[str, MemoryRecord],
+               vecs: dict, current: list[MemoryRecord], now: datetime, reaffirmed: list[str]) -> list[str]:
+        """``save``'s writes: new values put, values said again reaffirmed, a
+        SINGLE concept's earlier value retired. Returns the ids put."""
+        sys = self.system
+        written: list[str] = []
+        for v in values:
+            if v in held:  # said again: a reaffirmation, not a second copy
+                held[v].updated_at = now
+                sys.store.update(held[v])
+                reaffirmed.append(held[v].id)
+                continue
+            rec = made[v]
+            sys.store.put(rec, vecs[v])
+            sys.index.add(rec)
+            sys.store.graph.add_cooccurrence(rec.entities)
+            written.append(rec.id)
+            if fact.concept.fact_type is FactType.SINGLE:
+                for old in current:
+                    rec.supersedes = old.id
+                    sys.consolidator.retire(old, now, successor=rec.id, reason=f"new value of {fact.concept.keyword}",
+                                            episode_id="structured-save")
+                sys.store.update(rec)
+        return written
 
     def _record(self, concept: Concept, value: str, subject: MemorySubject, scope: MemoryScope, now: datetime) -> MemoryRecord:
         sys = self.system

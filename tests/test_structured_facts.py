@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-from naia_memory import EngineConfig, MemorySystem
+from naia_memory import EngineConfig, InvalidInput, MemorySystem
 from naia_memory.embedders import HashingEmbedder
 from naia_memory.llm.client import ScriptedLLM
 from naia_memory.llm.extractor import UnparseableAnswer
@@ -131,3 +131,37 @@ def test_load_by_description_refuses_an_empty_query_and_a_bad_top_k(memory, t0):
     for desc, k in (("", 10), ("language", -1), ("language", 0)):
         with pytest.raises(ValueError):
             sm.load_by_description(desc, [USER], top_k=k)
+
+
+@pytest.mark.parametrize("kind", ["json", "sqlite"])
+def test_a_save_that_fails_part_way_leaves_nothing_for_the_next_commit(kind, tmp_path, tokenizer, t0, monkeypatch):
+    """Session 40's review: the values put before a failed one stayed in the
+    process, and the next unrelated commit wrote them, with no SAVE entry."""
+    import errno
+
+    m = MemorySystem(store=naia_store(kind, tmp_path), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)
+    facts = StructuredMemory(m)
+    facts.save(SingleFact(LANG, "Kotlin"), USER, APP, now=t0)
+    real, calls = m.store.put, []
+
+    def full_disk_at_the_second(rec, vec):
+        calls.append(rec.id)
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(rec, vec)
+    monkeypatch.setattr(m.store, "put", full_disk_at_the_second)
+    with pytest.raises(OSError, match="No space"):
+        facts.save(MultipleFacts(KNOWN, ["Go", "Python"]), USER, APP, now=t0 + timedelta(days=1))
+    monkeypatch.undo()
+    assert facts.load(KNOWN, USER) == [] and [f.value for f in facts.load(LANG, USER)] == ["Kotlin"]
+    m.encode(content="I like tea", now=t0 + timedelta(days=2))  # an unrelated call that commits
+    m.close()
+    m = MemorySystem(store=naia_store(kind, tmp_path), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer)
+    assert StructuredMemory(m).load(KNOWN, USER) == [] and len(m.audit_log(op="SAVE")) == 1
+    m.close()
+
+
+def test_a_bare_string_is_not_a_list_of_values():
+    with pytest.raises(InvalidInput, match="not one string"):
+        MultipleFacts(KNOWN, "Python")
+    assert MultipleFacts(KNOWN, ["Python"]).values == ("Python",)
