@@ -223,11 +223,14 @@ class Consolidator:
             old = self.store.get(verdict.target_id)
             self._add_provenance(old, ep, now)
             return Decision(DecisionOp.NOOP, cand.content, None, old.id, distance, verdict.reason, now, (ep.id,))
-        if verdict.op == "delete":
-            old = self.store.get(verdict.target_id)
-            self.retire(old, now, successor=None, reason=verdict.reason, episode_id=ep.id)
-            return Decision(DecisionOp.DELETE, cand.content, None, old.id, distance, verdict.reason, now, (ep.id,))
-        replaced = self.store.get(verdict.target_id) if verdict.op == "supersede" else None
+        target = self.store.get(verdict.target_id) if verdict.op in ("delete", "supersede") else None
+        earlier = target is not None and ep.created_at < (target.valid_from or target.created_at)
+        if verdict.op == "delete" and not earlier:
+            self.retire(target, now, successor=None, reason=verdict.reason, episode_id=ep.id, ended_at=ep.created_at)
+            return Decision(DecisionOp.DELETE, cand.content, None, target.id, distance, verdict.reason, now, (ep.id,))
+        # a statement said before the fact it would change (an older history imported after newer turns) changes
+        # nothing that holds now: it is kept as an earlier value, ended by that fact
+        replaced = target if verdict.op == "supersede" and not earlier else None
         fact = MemoryRecord(
             id=self.new_id("fact", cand.content, now, ep.project), kind=MemoryKind.FACT, content=cand.content, created_at=now, updated_at=now,
             last_accessed=now, project=ep.project, session=ep.session, role="user",
@@ -270,8 +273,13 @@ class Consolidator:
             if inherited:
                 fact.metadata["doubts"] = inherited
             self.store.update(fact)
-            self.retire(replaced, now, successor=fact.id, reason=verdict.reason, episode_id=ep.id)
+            self.retire(replaced, now, successor=fact.id, reason=verdict.reason, episode_id=ep.id, ended_at=ep.created_at)
             return Decision(DecisionOp.UPDATE, cand.content, fact.id, replaced.id, distance, verdict.reason, now, (ep.id,))
+        if earlier:
+            why = f"an earlier value: said before {target.id}, which holds now ({verdict.reason})"
+            self.retire(fact, now, successor=target.id, reason=why, episode_id=ep.id,
+                        ended_at=target.valid_from or target.created_at)
+            return Decision(DecisionOp.ADD, cand.content, fact.id, target.id, distance, why, now, (ep.id,))
         return Decision(DecisionOp.ADD, cand.content, fact.id, verdict.target_id, distance, verdict.reason, now, (ep.id,),
                         doubts=tuple(doubts))
 
@@ -327,10 +335,16 @@ class Consolidator:
         fact.updated_at = now
         self.store.update(fact)
 
-    def retire(self, old: MemoryRecord, now: datetime, *, successor: str | None, reason: str, episode_id: str) -> None:
-        """Supersede, never destroy: the old fact keeps its content, gains an end."""
+    def retire(self, old: MemoryRecord, now: datetime, *, successor: str | None, reason: str, episode_id: str,
+               ended_at: datetime | None = None) -> None:
+        """Supersede, never destroy: the old fact keeps its content, gains an
+        end. ``ended_at``: when what ended it was said (a statement consolidated
+        later still ended it then; ``recall_at`` in between finds only the new
+        value), never before the old fact began; ``now`` is when it was decided."""
+        start = old.valid_from or old.created_at
         old.status = SUPERSEDED
-        old.valid_to = now
+        old.valid_to = now if ended_at is None else max(ended_at, start)
+        old.metadata["superseded_at"] = now.isoformat()
         old.superseded_by = successor
         old.updated_at = now
         old.metadata["superseded_reason"] = reason

@@ -75,6 +75,13 @@ def settled(r: MemoryRecord) -> bool:
     return r.kind is MemoryKind.FACT and r.status == SUPERSEDED and r.metadata.get("superseded_by_episode") == USER_SETTLED
 
 
+def _decided(r: MemoryRecord) -> datetime:
+    """When the decision that ended ``r`` was made (its ``valid_to`` is when
+    what ended it was said; facts ended before session 40 have only that)."""
+    at = r.metadata.get("superseded_at")
+    return datetime.fromisoformat(at) if isinstance(at, str) else (r.valid_to or r.updated_at)
+
+
 def judged(r: MemoryRecord) -> bool:
     """A fact the update judge ended (not a user's edit, a structured save, or
     a summary or reflection renewed from its grounds)."""
@@ -97,8 +104,8 @@ class UpdateReview:
             self._check_open()
             ended = [r for r in self.store.records(RecordFilter(project=project, kinds=(MemoryKind.FACT,),
                                                                 statuses=(SUPERSEDED,)))
-                     if judged(r) and (lo is None or (r.valid_to or r.updated_at) >= lo)]
-            ended.sort(key=lambda r: (r.valid_to or r.updated_at, r.id), reverse=True)
+                     if judged(r) and (lo is None or _decided(r) >= lo)]
+            ended.sort(key=lambda r: (_decided(r), r.id), reverse=True)
             out = []
             for r in ended[:limit]:
                 new = self.store.get(r.superseded_by) if r.superseded_by else None
@@ -108,7 +115,7 @@ class UpdateReview:
                 out.append(FactChange("UPDATE" if r.superseded_by else "DELETE", r.id, r.content,
                                       new.id if new is not None else r.superseded_by, new.content if new is not None else None,
                                       *self._said(None if said == FORGOTTEN_TURN else said),
-                                      str(r.metadata["superseded_reason"]), r.valid_to or r.updated_at))
+                                      str(r.metadata["superseded_reason"]), _decided(r)))
             return out
 
     def doubts(self, *, project: str = "default", limit: int | None = 50) -> list[Doubt]:
@@ -274,6 +281,7 @@ class UpdateReview:
         reverted.append({"at": now.isoformat(), "successor": old.superseded_by,
                          "reason": old.metadata.pop("superseded_reason"),
                          "said": old.metadata.pop("superseded_by_episode")})
+        old.metadata.pop("superseded_at", None)
         old.status, old.valid_to, old.superseded_by, old.updated_at = ACTIVE, None, None, now
         old.metadata["reverted"] = reverted
         self.store.update(old)

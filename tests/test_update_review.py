@@ -292,3 +292,37 @@ def test_a_replacement_the_user_edited_is_listed_as_it_reads_and_can_be_taken_ba
     assert _status(m, first) == "active" and _status(m, "congee with pork is my favorite thing to eat now") == "active"
     assert m.store.get(c.new_id).supersedes is None  # the decision's link is gone from the version it named
     m.close()
+
+
+@pytest.mark.parametrize("kind", ["json", "sqlite"])
+def test_an_older_statement_imported_later_does_not_end_the_newer_fact(kind, tmp_path, hashing, tokenizer, t0):
+    """Session 40's review: the judge compared what was said, not when; an
+    older chat log imported after a newer turn ended the newer fact, and
+    recall answered with the older value."""
+    m = _system(kind, tmp_path, hashing, tokenizer)
+    m.encode(content="I moved to Busan, I live in Busan now", now=t0 + timedelta(days=30))
+    m.consolidate(now=t0 + timedelta(days=30, minutes=1))
+    m.encode_many(turns=[{"content": "I live in Seoul", "now": t0}])  # said a month before
+    [d] = m.consolidate(now=t0 + timedelta(days=31)).decisions
+    assert d.op.value == "ADD" and d.reason.startswith("an earlier value")
+    assert _status(m, "I moved to Busan, I live in Busan now") == "active" and _status(m, "I live in Seoul") == "superseded"
+    seoul = next(h for h in m.facts(include_inactive=True) if h.content == "I live in Seoul")
+    assert seoul.metadata["valid_to"] == t0 + timedelta(days=30)  # until Busan was said
+    assert [h.content for h in m.recall(query="where do I live", now=t0 + timedelta(days=40)).facts] == \
+        ["I moved to Busan, I live in Busan now"]
+    m.close()
+
+
+def test_a_fact_ends_when_what_ended_it_was_said_and_changes_tell_when_it_was_decided(tmp_path, hashing, tokenizer, t0):
+    m = _system("json", tmp_path, hashing, tokenizer)
+    m.encode(content="I live in Seoul", now=t0)
+    m.encode(content="I moved to Busan, I live in Busan now", now=t0 + timedelta(days=30))
+    m.consolidate(now=t0 + timedelta(days=60))  # both at once, a month after the move
+    [c] = m.changes()
+    assert c.at == t0 + timedelta(days=60)
+    seoul = next(h for h in m.facts(include_inactive=True) if h.content == "I live in Seoul")
+    assert seoul.metadata["valid_to"] == t0 + timedelta(days=30)  # was the consolidation's day 60
+    assert [h.content for h in m.recall_at(query="where do I live", at=t0 + timedelta(days=45)).facts] != ["I live in Seoul"]
+    m.revert(memory_id=c.old_id)
+    assert "superseded_at" not in m.store.get(c.old_id).metadata
+    m.close()
