@@ -378,9 +378,11 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, SwitchControl
         """Hybrid recall of what is currently believed; strengthens what it
         returns (``strengthen=False``: a look that changes nothing, as the CLI's search)."""
         check_name(project, "project")
+        if strengthen is not None and not isinstance(strengthen, bool):  # "no" is a truthy string
+            raise InvalidInput(f"strengthen must be true, false or None, got {strengthen!r}")
         now = ensure_aware(now)
         flt = RecordFilter(project=project, kinds=check_kinds(kinds), statuses=(ACTIVE,), created_before=now)
-        return self._recall(query, top_k, flt, now, strengthen=self.config.strengthen if strengthen is None else bool(strengthen))
+        return self._recall(query, top_k, flt, now, strengthen=self.config.strengthen if strengthen is None else strengthen)
 
     def recall_many(
         self,
@@ -395,6 +397,7 @@ class MemorySystem(OwnerControls, UpdateReview, LifecycleControls, SwitchControl
         returns before the next runs), with the queries embedded up front."""
         if isinstance(queries, str) or not isinstance(queries, Sequence):
             raise InvalidInput("queries must be a list of strings")
+        check_query("?", top_k)  # the same limit with no query as with many
         for q in queries:
             check_query(q, top_k)
         check_name(project, "project")

@@ -48,6 +48,8 @@ def test_bad_values_are_refused_and_the_store_stays_usable(kind, tmp_path, token
     for call in (lambda: m.recall(query="bees", project=None), lambda: m.recall(query="bees", kinds="episode"),
                  lambda: m.recall(query="", now=t0), lambda: m.recall(query="bees", kinds=["nope"]),
                  lambda: m.recall_many(queries="bees"), lambda: m.forget(project=""),
+                 # session 40: a truthy string strengthened; no queries skipped the top_k check
+                 lambda: m.recall(query="bees", strengthen="no"), lambda: m.recall_many(queries=[], top_k=0),
                  lambda: m.edit(memory_id=m.memories()[0].id, content=""), lambda: m.edit(memory_id=m.memories()[0].id, content=None),
                  # an id is text, a project a name (session 32: a list or a dict as an id was a TypeError deep in the store)
                  lambda: m.get({}), lambda: m.history(memory_id=[1]), lambda: m.show(memory_id=None),
