@@ -83,6 +83,8 @@ class ProceduralMemory:
         flt = RecordFilter(project=self.project, kinds=(MemoryKind.SKILL,), statuses=(ACTIVE,))
         with self.system._lock:
             self.system._check_open()  # closed: refused; a shared file: another process's forget first
+            if not self.system.encoder.enabled:  # memory off: nothing remembered is used (a record is kept)
+                return []
             every = list(self.system.store.records(flt))
         recs = [r for r in every if r.metadata.get("skill") == skill
                 and (context is None or r.metadata.get("context") == context)]

@@ -249,6 +249,8 @@ class StructuredMemory:
         """The concept's facts for the most specific of ``subjects`` that has
         any, in ``scope`` (and across products); ``scope=None``: every scope."""
         subs = [subjects] if isinstance(subjects, MemorySubject) else list(subjects)
+        if not self.system.enabled:  # memory off: nothing remembered is used (a save is the host's, and kept)
+            return []
         for s in sorted(subs, key=lambda s: -s.priority):
             recs = self._records(concept.keyword, s.name, scope.key() if scope else None)
             if recs:
@@ -259,6 +261,8 @@ class StructuredMemory:
         """Every concept's facts; per concept the most specific subject wins."""
         subs = [subjects] if isinstance(subjects, MemorySubject) else list(subjects)
         names = {s.name: s.priority for s in subs}
+        if not self.system.enabled:  # memory off: nothing remembered is used
+            return []
         by_concept: dict[str, list[MemoryRecord]] = {}
         for r in self._records(None, None, scope.key() if scope else None):
             if r.metadata.get("subject") in names:
@@ -280,6 +284,8 @@ class StructuredMemory:
         flt = RecordFilter(project=self.project, kinds=(MemoryKind.FACT,), statuses=(ACTIVE,), created_before=now)
         with self.system._lock:
             self.system._check_open()
+            if not self.system.encoder.enabled:  # memory off: nothing remembered is used (and nothing is embedded)
+                return []
             ranked, _ = self.system.pipeline.run(description, max(top_k * 4, 20), flt, now)
         hits = [r for r, *_ in ranked if r.metadata.get("structured") and r.metadata.get("subject") in subs
                 and (scope is None or _sees(scope.key(), r.metadata.get("scope", "")))]

@@ -130,3 +130,22 @@ def test_a_single_concept_is_not_saved_again_as_multiple(tmp_path, tokenizer, t0
         sm.save(MultipleFacts(as_multiple, ["Rust", "Go"]), USER, APP, now=t0 + timedelta(days=1))
     assert [f.value for f in sm.load(LANG, USER, APP)] == ["Kotlin"]
     m.close()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_with_memory_off_loads_and_skill_reports_use_nothing_and_saves_are_kept(kind, tmp_path, tokenizer, t0):
+    """Session 40's review: memory off stopped recall but not the structured
+    loads (``load_by_description`` even ran the recall pipeline) nor the
+    skill reports. A save or a record stays the host's explicit call, kept."""
+    m = _m(kind, tmp_path, tokenizer)
+    facts, skills = StructuredMemory(m), ProceduralMemory(m)
+    facts.save(SingleFact(LANG, "Kotlin"), USER, APP, now=t0)
+    skills.record("deploy", success=False, context="prod", approach="rsync", now=t0)
+    m.disable()
+    assert facts.load(LANG, USER) == [] and facts.load_all(USER) == []
+    assert facts.load_by_description("programming language", USER, now=t0 + timedelta(days=1)) == []
+    assert skills.outcomes("deploy") == [] and skills.report("deploy").attempts == 0
+    facts.save(SingleFact(LANG, "Rust"), USER, APP, now=t0 + timedelta(days=2))
+    m.enable()
+    assert [f.value for f in facts.load(LANG, USER)] == ["Rust"] and len(skills.outcomes("deploy")) == 1
+    m.close()
