@@ -224,9 +224,10 @@ class Consolidator:
             self._add_provenance(old, ep, now)
             return Decision(DecisionOp.NOOP, cand.content, None, old.id, distance, verdict.reason, now, (ep.id,))
         target = self.store.get(verdict.target_id) if verdict.op in ("delete", "supersede") else None
-        earlier = target is not None and ep.created_at < (target.valid_from or target.created_at)
+        after = self._line_after(target, ep.created_at) if target is not None else None
+        earlier = after is not None
         if verdict.op == "delete" and not earlier:
-            self.retire(target, now, successor=None, reason=verdict.reason, episode_id=ep.id, ended_at=ep.created_at)
+            self.retire(target, now, successor=None, reason=verdict.reason, episode_id=ep.id)
             return Decision(DecisionOp.DELETE, cand.content, None, target.id, distance, verdict.reason, now, (ep.id,))
         # a statement said before the fact it would change (an older history imported after newer turns) changes
         # nothing that holds now: it is kept as an earlier value, ended by that fact
@@ -273,15 +274,37 @@ class Consolidator:
             if inherited:
                 fact.metadata["doubts"] = inherited
             self.store.update(fact)
-            self.retire(replaced, now, successor=fact.id, reason=verdict.reason, episode_id=ep.id, ended_at=ep.created_at)
+            self.retire(replaced, now, successor=fact.id, reason=verdict.reason, episode_id=ep.id)
             return Decision(DecisionOp.UPDATE, cand.content, fact.id, replaced.id, distance, verdict.reason, now, (ep.id,))
         if earlier:
-            why = f"an earlier value: said before {target.id}, which holds now ({verdict.reason})"
-            self.retire(fact, now, successor=target.id, reason=why, episode_id=ep.id,
-                        ended_at=target.valid_from or target.created_at)
+            first, start = after
+            why = f"an earlier value: said before {first.id}, which replaced it ({verdict.reason})"
+            self.retire(fact, now, successor=first.id, reason=why, episode_id=EARLIER_VALUE, ended_at=start)
             return Decision(DecisionOp.ADD, cand.content, fact.id, target.id, distance, why, now, (ep.id,))
         return Decision(DecisionOp.ADD, cand.content, fact.id, verdict.target_id, distance, verdict.reason, now, (ep.id,),
                         doubts=tuple(doubts))
+
+    def _line_after(self, fact: MemoryRecord, t: datetime) -> tuple[MemoryRecord, datetime] | None:
+        """The earliest value of ``fact``'s line (the facts it replaced, back
+        through the judge's and the user's changes) that was said after ``t``,
+        with when it began; None when the value holding at ``t`` is of this
+        line already. A version a user's edit made starts when its first
+        version was said, not when it was corrected."""
+        found: tuple[MemoryRecord, datetime] | None = None
+        seen: set[str] = set()
+        cur: MemoryRecord | None = fact
+        while cur is not None and cur.id not in seen:
+            seen.add(cur.id)
+            prev = self.store.get(cur.supersedes) if cur.supersedes else None
+            edited = prev is not None and prev.superseded_by == cur.id and \
+                prev.metadata.get("superseded_by_episode") == USER_EDIT_EPISODE
+            if not edited:  # (an edit's version begins with the version it corrects: look at that one)
+                start = cur.valid_from or cur.created_at
+                if start <= t:
+                    return found
+                found = (cur, start)
+            cur = prev
+        return found
 
     def _earlier(self, fact: MemoryRecord, depth: int = 3) -> tuple[str, ...]:
         """What the facts this one replaced said (newest first, at most ``depth``):
@@ -338,12 +361,11 @@ class Consolidator:
     def retire(self, old: MemoryRecord, now: datetime, *, successor: str | None, reason: str, episode_id: str,
                ended_at: datetime | None = None) -> None:
         """Supersede, never destroy: the old fact keeps its content, gains an
-        end. ``ended_at``: when what ended it was said (a statement consolidated
-        later still ended it then; ``recall_at`` in between finds only the new
-        value), never before the old fact began; ``now`` is when it was decided."""
+        end: ``now`` (when it was decided), or ``ended_at`` (an earlier value's
+        end), never before it began (a save dated before the value it ends)."""
         start = old.valid_from or old.created_at
         old.status = SUPERSEDED
-        old.valid_to = now if ended_at is None else max(ended_at, start)
+        old.valid_to = max(now if ended_at is None else ended_at, start)
         old.metadata["superseded_at"] = now.isoformat()
         old.superseded_by = successor
         old.updated_at = now
@@ -355,6 +377,12 @@ class Consolidator:
             if ep is not None and ep.kind is MemoryKind.EPISODE:
                 ep.metadata["stale_fact"] = old.id
                 self.store.update(ep)
+
+
+# retire()'s episode id for a statement said before the value that replaced it (an older log imported late):
+# history the judge kept in order, not one of its decisions to review or revert
+EARLIER_VALUE = "earlier-value"
+USER_EDIT_EPISODE = "user-edit"  # (review.USER_EDIT)
 
 
 class _Lookahead:

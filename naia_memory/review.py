@@ -27,11 +27,12 @@ from .records import ACTIVE, ARCHIVED, SUPERSEDED, MemoryRecord, ensure_aware
 from .stores.port import RecordFilter
 from .validate import check_limit, check_memory_id, check_name
 from .stale_retry import again_when_stale
+from .consolidation import EARLIER_VALUE, USER_EDIT_EPISODE
 
 # retire()'s episode ids that are not the judge's: a user's correction and a Koog-style save
-USER_EDIT = "user-edit"
+USER_EDIT = USER_EDIT_EPISODE
 USER_SETTLED = "user-settled"  # a change the user confirmed (``settle``)
-_NOT_THE_JUDGE = (USER_EDIT, "structured-save", USER_SETTLED)
+_NOT_THE_JUDGE = (USER_EDIT, "structured-save", USER_SETTLED, EARLIER_VALUE)
 
 
 @dataclass(frozen=True)

@@ -128,3 +128,14 @@ def test_stats_count_the_sqlite_write_ahead_log(tmp_path, tokenizer, t0):
     m.close()
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["bytes_on_disk"] > main
+
+
+def test_an_encrypted_backup_is_private_over_a_partial_copy_left_behind(tmp_path, tokenizer, t0):
+    m = _m(LocalStore(tmp_path / "m.json"), tokenizer)
+    m.encode(content="My locker code is 4812", now=t0)
+    left = tmp_path / "backup.json.partial"  # a copy killed mid-write, with the mode the umask gave it
+    left.write_text("")
+    os.chmod(left, 0o644)
+    m.backup(path=str(tmp_path / "backup.json"), passphrase="correct horse battery staple")
+    m.close()
+    assert stat.S_IMODE(os.stat(tmp_path / "backup.json").st_mode) == 0o600

@@ -170,3 +170,14 @@ def test_calendar_words_off_the_calendar_name_nothing_instead_of_crashing(text, 
 ])
 def test_a_number_is_read_whole_or_not_at_all(text, expected):
     assert days(relative_windows(text, WED)) == expected
+
+
+@pytest.mark.parametrize("text,same_as", [
+    ("한두 달 전에 이사했어", "두 달 전에 이사했어"),  # a range reads as its upper end, as before
+    ("두세 달 뒤에 이사할 거야", "세 달 뒤에 이사할 거야"),
+    ("About 2-3 weeks ago we met", "About 3 weeks ago we met"),
+    ("It happened 1-2 years ago.", "It happened 2 years ago."),
+    ("약2년 전에 시작했어", "약 2년 전에 시작했어"),  # a digit right after a word is still a number
+])
+def test_ranges_and_numbers_after_a_word_are_read_as_before(text, same_as):
+    assert days(relative_windows(text, WED)) == days(relative_windows(same_as, WED)) != []

@@ -313,16 +313,53 @@ def test_an_older_statement_imported_later_does_not_end_the_newer_fact(kind, tmp
     m.close()
 
 
-def test_a_fact_ends_when_what_ended_it_was_said_and_changes_tell_when_it_was_decided(tmp_path, hashing, tokenizer, t0):
+def test_an_earlier_value_ends_where_its_line_went_on_and_is_not_a_decision_to_review(tmp_path, hashing, tokenizer, t0):
+    """A chain Seoul (day 10) -> Busan (day 30), then a log imported with Daegu
+    said on day 0: Daegu is the value before Seoul, not beside it; it is no
+    judge's decision (changes() does not list it, revert refuses it), and the
+    change Seoul -> Busan stays the one listed and taken back."""
+    m = _system("json", tmp_path, hashing, tokenizer)
+    m.encode(content="I live in Seoul", now=t0 + timedelta(days=10))
+    m.consolidate(now=t0 + timedelta(days=10, minutes=1))
+    m.encode(content="I moved to Busan, I live in Busan now", now=t0 + timedelta(days=30))
+    m.consolidate(now=t0 + timedelta(days=30, minutes=1))
+    m.encode_many(turns=[{"content": "I live in Daegu", "now": t0}])
+    m.consolidate(now=t0 + timedelta(days=31))
+    daegu = next(h for h in m.facts(include_inactive=True) if h.content == "I live in Daegu")
+    seoul = next(h for h in m.facts(include_inactive=True) if h.content == "I live in Seoul")
+    assert daegu.metadata["status"] == "superseded" and daegu.metadata["valid_to"] == t0 + timedelta(days=10)
+    assert m.store.get(daegu.id).superseded_by == seoul.id
+    [c] = m.changes()
+    assert (c.old, c.new) == ("I live in Seoul", "I moved to Busan, I live in Busan now")
+    with pytest.raises(InvalidInput):
+        m.revert(memory_id=daegu.id)
+    assert m.revert(memory_id=c.new_id) == seoul.id  # the listed change, not the earlier value
+    m.close()
+
+
+def test_a_correction_does_not_make_a_newer_statement_an_earlier_value(tmp_path, hashing, tokenizer, t0):
+    """An edit dates its version when it was made: a move said before the
+    user corrected a typo in the old home, consolidated after, was taken for
+    an earlier value and the update lost (a review of the first version)."""
+    m = _system("json", tmp_path, hashing, tokenizer)
+    m.encode(content="I live in Seoul", now=t0)
+    m.consolidate(now=t0 + timedelta(minutes=1))
+    m.encode(content="I moved to Busan, I live in Busan now", now=t0 + timedelta(days=1))
+    old = next(h for h in m.facts() if h.content == "I live in Seoul")
+    m.edit(memory_id=old.id, content="I live in Seoul, in Mapo-gu", now=t0 + timedelta(days=1, minutes=5))
+    [d] = m.consolidate(now=t0 + timedelta(days=1, minutes=30)).decisions
+    assert d.op.value == "UPDATE"
+    assert [h.content for h in m.facts()] == ["I moved to Busan, I live in Busan now"]
+    m.close()
+
+
+def test_changes_tell_when_the_decision_was_made_and_a_revert_clears_it(tmp_path, hashing, tokenizer, t0):
     m = _system("json", tmp_path, hashing, tokenizer)
     m.encode(content="I live in Seoul", now=t0)
     m.encode(content="I moved to Busan, I live in Busan now", now=t0 + timedelta(days=30))
-    m.consolidate(now=t0 + timedelta(days=60))  # both at once, a month after the move
+    m.consolidate(now=t0 + timedelta(days=60))
     [c] = m.changes()
-    assert c.at == t0 + timedelta(days=60)
-    seoul = next(h for h in m.facts(include_inactive=True) if h.content == "I live in Seoul")
-    assert seoul.metadata["valid_to"] == t0 + timedelta(days=30)  # was the consolidation's day 60
-    assert [h.content for h in m.recall_at(query="where do I live", at=t0 + timedelta(days=45)).facts] != ["I live in Seoul"]
+    assert c.at == t0 + timedelta(days=60) and m.store.get(c.old_id).metadata["superseded_at"]
     m.revert(memory_id=c.old_id)
     assert "superseded_at" not in m.store.get(c.old_id).metadata
     m.close()

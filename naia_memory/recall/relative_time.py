@@ -28,8 +28,9 @@ Window = tuple[datetime, datetime]
 
 _NUM_EN = {"one": 1, "a": 1, "an": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
            "eight": 8, "nine": 9, "ten": 10, "couple of": 2, "few": 3}
+# a range reads as its upper end, as "두 달 전" did inside "한두 달 전" before a number was read whole
 _NUM_KO = {"한": 1, "두": 2, "세": 3, "네": 4, "다섯": 5, "여섯": 6, "일곱": 7, "여덟": 8, "아홉": 9, "열": 10, "열한": 11,
-           "열두": 12, "몇": 3,
+           "열두": 12, "한두": 2, "두세": 3, "두어": 2, "서너": 4, "세네": 4, "몇": 3,
            "일": 1, "이": 2, "삼": 3, "사": 4, "오": 5, "육": 6, "칠": 7, "팔": 8, "구": 9, "십": 10}
 # native day counts (이틀 two days, 보름 half a month) and 하루 one day
 _KO_DAYS = {"하루": 1, "이틀": 2, "사흘": 3, "나흘": 4, "닷새": 5, "엿새": 6, "이레": 7, "열흘": 10, "보름": 15}
@@ -108,10 +109,10 @@ _EN = re.compile(
     r"|(?P<today>today|tonight|this\s+(?:morning|afternoon|evening))|(?P<tmr>tomorrow)"
     r"|(?P<srel>last|this|next|past)\s+(?P<season>spring|summer|autumn|fall|winter)"
     r"|(?P<rel>last|this|next|past)\s+(?P<span>week(?:end)?|month|year)"
-    r"|(?:(?<![\w-])(?P<n>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple\s+of|few)\s+(?P<unit>day|week|month|year)s?\s+ago)"
+    r"|(?:(?<!\w)(?<![A-Za-z]-)(?P<n>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple\s+of|few)\s+(?P<unit>day|week|month|year)s?\s+ago)"
     r"|(?:in\s+(?:about\s+|another\s+)?(?P<fn>a\s+few|a\s+couple\s+of|\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple\s+of|few)"
     r"\s+(?P<funit>day|week|month|year)s?(?!\s+(?:ago|later|before|after|earlier)))"
-    r"|(?:(?<![\w-])(?P<fn2>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple\s+of|few)\s+(?P<funit2>day|week|month|year)s?"
+    r"|(?:(?<!\w)(?<![A-Za-z]-)(?P<fn2>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple\s+of|few)\s+(?P<funit2>day|week|month|year)s?"
     r"\s+from\s+(?:now|today))"
     r"|(?:last|this\s+past)\s+(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
     r"|(?:on\s+)?(?P<lwwd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\s+(?:of\s+)?last\s+week)\b",
@@ -126,13 +127,13 @@ _KO = re.compile(
     r"|(?P<rel2>지지난|다다음)\s*(?P<span2>주말|" + _KO_WEEK + r"|달)"
     r"|(?P<rel>지난|저번|이번|다음)\s*(?P<span>주말|" + _KO_WEEK + r"|달)"
     r"|(?P<lastmonth>지난달|저번달)|(?P<twoyears>재작년)|(?P<lastyear>작년|지난해)|(?P<thisyear>올해)|(?P<nextyear>내년)"
-    r"|(?:(?<![가-힣\d])(?<!월\s)(?P<n>\d+|열한|열두|한|두|세|네|다섯|여섯|일곱|여덟|아홉|열|몇)\s*(?P<unit>주일|일|주|달|개월|년)\s*(?:전|前))"
+    r"|(?:(?P<n>(?<![가-힣])(?:열한|열두|한두|두세|두어|서너|세네|한|두|세|네|다섯|여섯|일곱|여덟|아홉|열|몇)|(?<!월)(?<!월\s)\d+)\s*(?P<unit>주일|일|주|달|개월|년)\s*(?:전|前))"
     # 일주일 전, 삼 년 전: a Sino-Korean numeral, only before a week, a month or a year (이 일 is "this matter")
     r"|(?:(?<![가-힣])(?P<sn>일|이|삼|사|오|육|칠|팔|구|십)\s*(?P<sunit>주일|주|개월|년)\s*(?:전|前))"
     r"|(?:(?<![가-힣])(?P<kd>하루|이틀|사흘|나흘|닷새|엿새|이레|열흘|보름)\s*(?:전|前))"
     # ahead: 3일 뒤, 일주일 후, 이틀 있다가 (read only where the sentence is not in the past: "3년 후에 결혼했어"
     # counts from another event)
-    r"|(?:(?<![가-힣\d])(?<!월\s)(?P<fn>\d+|열한|열두|한|두|세|네|다섯|여섯|일곱|여덟|아홉|열|몇)\s*(?P<funit>주일|일|주|달|개월|년)\s*(?:뒤|후|있다가|있으면))"
+    r"|(?:(?P<fn>(?<![가-힣])(?:열한|열두|한두|두세|두어|서너|세네|한|두|세|네|다섯|여섯|일곱|여덟|아홉|열|몇)|(?<!월)(?<!월\s)\d+)\s*(?P<funit>주일|일|주|달|개월|년)\s*(?:뒤|후|있다가|있으면))"
     r"|(?:(?<![가-힣])(?P<fsn>일|이|삼|사|오|육|칠|팔|구|십)\s*(?P<fsunit>주일|주|개월|년)\s*(?:뒤|후|있다가|있으면))"
     r"|(?:(?<![가-힣])(?P<fkd>하루|이틀|사흘|나흘|닷새|엿새|이레|열흘|보름)\s*(?:뒤|후|있다가|있으면))"
     r"|(?:지난|저번)\s*(?P<wd>월요일|화요일|수요일|목요일|금요일|토요일|일요일)")

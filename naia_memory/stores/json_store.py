@@ -391,6 +391,7 @@ class LocalStore(SnapshotLoading, CachedReads):
         tmp = f"{dest}.partial"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
+            os.fchmod(fd, 0o600)  # a .partial left by a copy killed mid-write keeps its own mode through O_CREAT
             with os.fdopen(fd, "wb") as f:
                 f.write(body)
                 f.flush()
