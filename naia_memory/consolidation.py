@@ -280,9 +280,20 @@ class Consolidator:
             first, start = after
             why = f"an earlier value: said before {first.id}, which replaced it ({verdict.reason})"
             self.retire(fact, now, successor=first.id, reason=why, episode_id=EARLIER_VALUE, ended_at=start)
+            self._cut_earlier(first.id, fact, ep.created_at)
             return Decision(DecisionOp.ADD, cand.content, fact.id, target.id, distance, why, now, (ep.id,))
         return Decision(DecisionOp.ADD, cand.content, fact.id, verdict.target_id, distance, verdict.reason, now, (ep.id,),
                         doubts=tuple(doubts))
+
+    def _cut_earlier(self, successor_id: str, fact: MemoryRecord, t: datetime) -> None:
+        """An earlier value kept before ``fact`` that still held at ``t`` (an
+        older log's turns come oldest first) ends where ``fact`` began."""
+        for r in self.store.records(RecordFilter(project=fact.project, kinds=(MemoryKind.FACT,), statuses=(SUPERSEDED,))):
+            start = r.valid_from or r.created_at
+            if r.id != fact.id and r.metadata.get("superseded_by_episode") == EARLIER_VALUE \
+                    and r.superseded_by == successor_id and start < t and (r.valid_to is None or t < r.valid_to):
+                r.valid_to, r.superseded_by = t, fact.id
+                self.store.update(r)
 
     def _line_after(self, fact: MemoryRecord, t: datetime) -> tuple[MemoryRecord, datetime] | None:
         """The earliest value of ``fact``'s line (the facts it replaced, back
@@ -304,6 +315,15 @@ class Consolidator:
                     return found
                 found = (cur, start)
             cur = prev
+        if found is None:
+            return None
+        # earlier values kept before this one (an older log imported in one go) are of the line too, linked
+        # only by their end: the first of them said after ``t`` ends this one
+        for r in self.store.records(RecordFilter(project=fact.project, kinds=(MemoryKind.FACT,), statuses=(SUPERSEDED,))):
+            start = r.valid_from or r.created_at
+            if r.metadata.get("superseded_by_episode") == EARLIER_VALUE and r.superseded_by in seen \
+                    and t < start < found[1]:
+                found = (r, start)
         return found
 
     def _earlier(self, fact: MemoryRecord, depth: int = 3) -> tuple[str, ...]:

@@ -245,11 +245,17 @@ class StructuredMemory:
             out.append(r)
         return sorted(out, key=lambda r: (r.created_at, r.id))
 
+    def _in_use(self) -> bool:
+        """Memory on, asked of an open system under its lock (a closed one refuses)."""
+        with self.system._lock:
+            self.system._check_open()
+            return self.system.encoder.enabled
+
     def load(self, concept: Concept, subjects: MemorySubject | Sequence[MemorySubject], scope: MemoryScope | None = None) -> list[Fact]:
         """The concept's facts for the most specific of ``subjects`` that has
         any, in ``scope`` (and across products); ``scope=None``: every scope."""
         subs = [subjects] if isinstance(subjects, MemorySubject) else list(subjects)
-        if not self.system.enabled:  # memory off: nothing remembered is used (a save is the host's, and kept)
+        if not self._in_use():  # memory off: nothing remembered is used (a save is the host's, and kept)
             return []
         for s in sorted(subs, key=lambda s: -s.priority):
             recs = self._records(concept.keyword, s.name, scope.key() if scope else None)
@@ -261,7 +267,7 @@ class StructuredMemory:
         """Every concept's facts; per concept the most specific subject wins."""
         subs = [subjects] if isinstance(subjects, MemorySubject) else list(subjects)
         names = {s.name: s.priority for s in subs}
-        if not self.system.enabled:  # memory off: nothing remembered is used
+        if not self._in_use():  # memory off: nothing remembered is used
             return []
         by_concept: dict[str, list[MemoryRecord]] = {}
         for r in self._records(None, None, scope.key() if scope else None):

@@ -148,4 +148,8 @@ def test_with_memory_off_loads_and_skill_reports_use_nothing_and_saves_are_kept(
     facts.save(SingleFact(LANG, "Rust"), USER, APP, now=t0 + timedelta(days=2))
     m.enable()
     assert [f.value for f in facts.load(LANG, USER)] == ["Rust"] and len(skills.outcomes("deploy")) == 1
+    m.disable()
     m.close()
+    for read in (lambda: facts.load(LANG, USER), lambda: facts.load_all(USER), lambda: skills.outcomes("deploy")):
+        with pytest.raises(RuntimeError, match="closed"):  # off and closed: refused, not an empty answer
+            read()

@@ -165,6 +165,9 @@ def test_calendar_words_off_the_calendar_name_nothing_instead_of_crashing(text, 
     ("열두 달 전에 이직했어", [("2024-05-01", "2024-06-01")]),  # twelve months, not two
     ("열한 달 전에 이사했어", [("2024-06-01", "2024-07-01")]),
     ("3월 1일 전까지 보고서 내야 해", []),  # before the first of March, not a day ago
+    ("3월 12일 전까지 보고서 내야 해", []),  # nor "2일 전" inside the date
+    ("3월 15일 후에 만나", []),
+    ("5월 두 달 전에", [("2025-05-01", "2025-06-01")]),  # the month it names, not two months back
     ("두 달 전에 이사했어", [("2025-03-01", "2025-04-01")]),
     ("five years ago I lived in Busan", [("2020-01-01", "2021-01-01")]),
 ])

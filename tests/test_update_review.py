@@ -363,3 +363,18 @@ def test_changes_tell_when_the_decision_was_made_and_a_revert_clears_it(tmp_path
     m.revert(memory_id=c.old_id)
     assert "superseded_at" not in m.store.get(c.old_id).metadata
     m.close()
+
+
+def test_an_older_log_of_several_turns_keeps_its_values_in_the_order_they_were_said(tmp_path, hashing, tokenizer, t0):
+    m = _system("json", tmp_path, hashing, tokenizer)
+    m.encode(content="I live in Seoul", now=t0 + timedelta(days=10))
+    m.consolidate(now=t0 + timedelta(days=10, minutes=1))
+    m.encode_many(turns=[{"content": "I live in Daegu", "now": t0},
+                         {"content": "I moved to Incheon, I live in Incheon now", "now": t0 + timedelta(days=5)}])
+    m.consolidate(now=t0 + timedelta(days=11))
+    facts = {h.content: h for h in m.facts(include_inactive=True)}
+    daegu, incheon = facts["I live in Daegu"], facts["I moved to Incheon, I live in Incheon now"]
+    assert daegu.metadata["valid_to"] == t0 + timedelta(days=5) and m.store.get(daegu.id).superseded_by == incheon.id
+    assert incheon.metadata["valid_to"] == t0 + timedelta(days=10)
+    assert [h.content for h in m.facts()] == ["I live in Seoul"]
+    m.close()
