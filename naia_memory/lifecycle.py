@@ -213,6 +213,7 @@ class LifecycleControls:
                 or interval_s <= 0:  # a NaN or an inf killed the timer's thread while it still read as running
             raise InvalidInput(f"interval_s must be a positive number of seconds, got {interval_s!r}")
         with self._lock:
+            self._check_open()  # a closed system would tick only to fail, and read as running for good
             self.stop_consolidation()
             self._timer_interval = interval_s
             self._schedule()
@@ -227,8 +228,8 @@ class LifecycleControls:
             self.consolidate()
         except Exception:  # keep the timer alive, but never silently
             log.exception("background consolidation failed")
-        with self._lock:
-            if self._timer is not None and not self._closed:
+        with self._lock:  # only the timer in charge goes on: one restarted meanwhile is another chain's
+            if self._timer is threading.current_thread() and not self._closed:
                 self._schedule()
 
     def stop_consolidation(self) -> None:

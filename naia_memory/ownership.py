@@ -121,7 +121,11 @@ class OwnerControls:
             new.metadata.pop(PATH_KEY, None)
             new.metadata.pop("summarized_by", None)  # the old text was summarised, not this one
             self.hierarchy.place(new, vec)  # the corrected text may belong elsewhere
-            self.store.put(new, vec)
+            try:
+                self.store.put(new, vec)
+            except BaseException:  # refused by the store: its place in the tree goes with it
+                self.hierarchy.unplace(new, vec)
+                raise
             self.index.add(new)
             self.consolidator.retire(old, now, successor=new.id, reason="edited by user", episode_id="user-edit")
             self.store.append_log([{"op": "EDIT", "target": old.id, "new": new.id, "at": now.isoformat()}])

@@ -31,7 +31,7 @@ from .llm.client import LLMError
 from .llm.extractor import UnparseableAnswer
 from .llm.reflector import LLMReflector
 from .memory_index import MemoryIndex
-from .records import ACTIVE, REFLECTION_PATTERN, SUPERSEDED, MemoryRecord, changed_grounds, ended_with
+from .records import ACTIVE, ARCHIVED, REFLECTION_PATTERN, SUPERSEDED, MemoryRecord, changed_grounds, ended_with
 from .stores.port import RecordFilter, StoragePort
 
 log = logging.getLogger("naia_memory")
@@ -97,7 +97,8 @@ class Reflector:
         a correction took the theme below its minimum of sessions). Faded
         evidence is still what was said: it does not end a reflection."""
         out = []
-        for r in list(self.store.records(RecordFilter(project=project, kinds=(MemoryKind.REFLECTION,), statuses=(ACTIVE,)))):
+        for r in list(self.store.records(RecordFilter(project=project, kinds=(MemoryKind.REFLECTION,),
+                                                       statuses=(ACTIVE, ARCHIVED)))):  # a faded one too
             changed = changed_grounds(r, self.store.get)
             if not changed:
                 continue
@@ -217,7 +218,8 @@ class Reflector:
         if old is None:
             return Decision(DecisionOp.ADD, text, r.id, None, None,
                             f"reflection on {theme!r}: {p.sessions} sessions ({writer})", now, tuple(evidence))
-        old.status, old.valid_to, old.superseded_by, old.updated_at = SUPERSEDED, now, r.id, now
+        old.status, old.superseded_by, old.updated_at = SUPERSEDED, r.id, now
+        old.valid_to = max(now, old.valid_from or old.created_at)  # (a reflect dated before it began ends nothing earlier)
         old.metadata["superseded_reason"] = "renewed with new evidence"
         self.store.update(old)
         r.supersedes = old.id

@@ -32,7 +32,7 @@ from .llm.client import LLMError
 from .llm.extractor import UnparseableAnswer
 from .llm.summarizer import LLMSummarizer
 from .memory_index import MemoryIndex
-from .records import ACTIVE, PATH_KEY, SUMMARY, SUPERSEDED, MemoryRecord, changed_grounds, ended_with, predecessors
+from .records import ACTIVE, ARCHIVED, PATH_KEY, SUMMARY, SUPERSEDED, MemoryRecord, changed_grounds, ended_with, predecessors
 from .stores.port import RecordFilter, StoragePort
 
 log = logging.getLogger("naia_memory")
@@ -134,7 +134,8 @@ class TopicSummaries:
         """Summaries with a source that is no longer current stand for what was
         true: ended (kept, like a superseded fact), their sources free again."""
         out = []
-        for s in list(self.store.records(RecordFilter(project=project, kinds=(MemoryKind.FACT,), statuses=(ACTIVE,)))):
+        # a faded summary too: it stood for its sources, and left alone they stay marked summarised for good
+        for s in list(self.store.records(RecordFilter(project=project, kinds=(MemoryKind.FACT,), statuses=(ACTIVE, ARCHIVED)))):
             if s.subtype != SUMMARY:
                 continue
             changed = changed_grounds(s, self.store.get)  # faded is still what holds: it ends nothing

@@ -1,0 +1,90 @@
+"""HGVM paths under session 40's review, each test failing on the code
+before: a faded summary or reflection was never ended when its grounds
+changed (its sources stayed marked summarised for good); a reflection renewed
+by a reflect dated before it began ended before it started; a restarted
+consolidation timer left a second chain ticking (after close too), and a
+closed system accepted a timer; an edit the store refused left its place in
+the hierarchy."""
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+
+from naia_memory import EngineConfig, MemorySystem
+from naia_memory.contract import MemoryKind
+from naia_memory.embedders import HashingEmbedder
+from naia_memory.records import ACTIVE, SUMMARY
+from naia_memory.stores.port import RecordFilter
+
+from .conftest import naia_store
+
+ONE_TOPIC = dict(topic_threshold=-1.0, category_threshold=-1.0, domain_threshold=-1.0)
+FACTS = ["My dog Max is three years old.", "I work as a nurse at Seoul hospital.", "I live in Mapo with my sister.",
+         "I play the cello on Sundays."]
+
+
+def _m(kind, tmp_path, tokenizer, **cfg) -> MemorySystem:
+    return MemorySystem(store=naia_store(kind, tmp_path), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer,
+                        config=EngineConfig(**cfg))
+
+
+def _say(m, t0, texts):
+    for i, text in enumerate(texts):
+        at = t0 + timedelta(days=i)
+        m.encode(content=text, session=f"s{i}", now=at)
+        m.consolidate(now=at + timedelta(minutes=1))
+
+
+@pytest.mark.parametrize("kind", ["json", "sqlite"])
+def test_a_faded_summary_is_ended_when_a_source_changes_and_its_sources_are_free_again(kind, tmp_path, tokenizer, t0):
+    m = _m(kind, tmp_path, tokenizer, summaries=True, summary_min=4, **ONE_TOPIC)
+    _say(m, t0, FACTS)
+    [s] = [r for r in m.store.records(RecordFilter(kinds=(MemoryKind.FACT,), statuses=(ACTIVE,))) if r.subtype == SUMMARY]
+    later = t0 + timedelta(days=400)
+    for i in s.metadata["summarizes"]:  # the facts are used now and then; the summary is not
+        r = m.store.get(i)
+        r.last_accessed, r.recall_count = t0 + timedelta(days=395), 5
+        m.store.update(r)
+    m.apply_decay(now=later)
+    assert m.store.get(s.id).status == "archived"
+    cello = next(i for i in s.metadata["summarizes"] if "cello" in m.store.get(i).content)
+    m.edit(memory_id=cello, content="I play the violin on Sundays.", now=later + timedelta(days=1))
+    ops = [d.op.value for d in m.summarize(now=later + timedelta(days=2)).decisions]
+    assert m.store.get(s.id).status == "superseded" and "DELETE" in ops
+    assert not any((x := m.store.get(i)) is not None and x.metadata.get("summarized_by") == s.id
+                   for i in s.metadata["summarizes"])
+    m.close()
+
+
+def test_a_tick_of_a_timer_restarted_meanwhile_starts_no_second_chain(tmp_path, tokenizer):
+    m = _m("json", tmp_path, tokenizer)
+    m.start_consolidation(3600)
+    current = m._timer
+    stale = threading.Thread(target=m._tick)  # the tick of the chain the restart replaced, ending now
+    stale.start()
+    stale.join()
+    assert m._timer is current  # it did not schedule another timer beside the current one
+    m.close()
+    assert not m.consolidation_running
+    with pytest.raises(RuntimeError, match="closed"):
+        m.start_consolidation(3600)
+    assert not m.consolidation_running
+
+
+@pytest.mark.parametrize("kind", ["json", "sqlite"])
+def test_an_edit_the_store_refuses_leaves_the_hierarchy_as_it_was(kind, tmp_path, tokenizer, t0, monkeypatch):
+    m = _m(kind, tmp_path, tokenizer, hierarchy=True, **ONE_TOPIC)
+    _say(m, t0, FACTS[:2])
+    fact = next(r for r in m.store.records(RecordFilter(kinds=(MemoryKind.FACT,))))
+    before = [(n["level"], n["memories"]) for n in m.topics()]
+
+    def refused(*_a, **_k):
+        raise OSError("disk I/O error")
+    monkeypatch.setattr(m.store, "put", refused)
+    with pytest.raises(OSError):
+        m.edit(memory_id=fact.id, content="I work as a teacher at Busan school.", now=t0 + timedelta(days=5))
+    monkeypatch.undo()
+    assert [(n["level"], n["memories"]) for n in m.topics()] == before
+    m.close()
