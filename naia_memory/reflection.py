@@ -86,7 +86,7 @@ class Reflector:
                 for w in set(words):
                     counts[w] = counts.get(w, 0) + 1
             others = {w: c / len(rest) for w, c in counts.items()} if rest else None
-            decisions.extend(self._reflect(proj, who, recs, said[(proj, who)], others, now))
+            self._reflect(proj, who, recs, said[(proj, who)], others, now, into=decisions)
         return decisions
 
     def _retire_outdated(self, now: datetime, project: str | None) -> list[Decision]:
@@ -143,7 +143,11 @@ class Reflector:
         return max(seen, key=lambda w: (seen[w], -len(w), w)) if seen else theme
 
     def _reflect(self, project: str, who: str, recs: list[MemoryRecord], said: dict[str, tuple[str, ...]],
-                 others: dict[str, float] | None, now: datetime) -> list[Decision]:
+                 others: dict[str, float] | None, now: datetime, *, into: list[Decision]) -> None:
+        """Appends each decision to ``into`` as soon as what it wrote is in the
+        store: one that fails part-way (the embedder on the second theme) has
+        the first logged with it (until session 40 the first reflection was
+        written by the next commit, unlogged)."""
         c = self.config
         # when it was said, not when it was consolidated: a fact made on day 5 of a turn said on day 1 is day 1's
         # (it counted as a session of its own, and dated the pattern to when consolidation ran)
@@ -160,26 +164,30 @@ class Reflector:
         # a theme whose evidence has not changed since it was reflected is not asked about again
         patterns = [p for p in patterns if p.theme not in existing or set(existing[p.theme].provenance) != set(p.evidence)]
         if not patterns:
-            return []
+            return
         if self.proposer is None:
-            return [d for p in patterns if (d := self._keep(project, who, p.theme, p.text, list(p.evidence), p, existing,
-                                                            now, "pattern-finder")) is not None]
-        return self._proposed(project, who, patterns, items, existing, now)
+            for p in patterns:
+                d = self._keep(project, who, p.theme, p.text, list(p.evidence), p, existing, now, "pattern-finder")
+                if d is not None:
+                    into.append(d)
+            return
+        self._proposed(project, who, patterns, items, existing, now, into)
 
     def _proposed(self, project: str, who: str, patterns: list[Pattern], items: dict[str, Evidence],
-                  existing: dict, now: datetime) -> list[Decision]:
+                  existing: dict, now: datetime, out: list[Decision]) -> None:
         bundles = [[items[i] for i in p.evidence] for p in patterns]
         offered = {e.id: e for b in bundles for e in b}
         try:
             proposals = self.proposer.propose(bundles)
         except UnparseableAnswer as e:
             log.warning("reflection: model answer could not be parsed: %s", e.raw)
-            return [Decision(DecisionOp.SKIP, "", None, None, None, f"reflection rejected: model answer unparseable ({e.why})",
-                             now, tuple(offered), e.raw)]
+            out.append(Decision(DecisionOp.SKIP, "", None, None, None, f"reflection rejected: model answer unparseable ({e.why})",
+                                now, tuple(offered), e.raw))
+            return
         except LLMError as e:
             log.warning("reflection: model call failed: %s", e)
-            return [Decision(DecisionOp.SKIP, "", None, None, None, f"reflection not made: model call failed ({e})", now, ())]
-        out = []
+            out.append(Decision(DecisionOp.SKIP, "", None, None, None, f"reflection not made: model call failed ({e})", now, ()))
+            return
         ev = RecordFilter(project=project, statuses=(ACTIVE,), created_before=now, evidence=True)
         for text, cited in proposals:
             problems = check_links(cited, offered, min_sessions=self.config.reflection_min_sessions)
@@ -196,7 +204,6 @@ class Reflector:
             d = self._keep(project, who, theme, text, cited, pat, existing, now, self.proposer.name)
             if d is not None:
                 out.append(d)
-        return out
 
     def _keep(self, project: str, who: str, theme: str, text: str, evidence: list[str], p: Pattern, existing: dict,
               now: datetime, writer: str) -> Decision | None:

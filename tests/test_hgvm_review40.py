@@ -88,3 +88,34 @@ def test_an_edit_the_store_refuses_leaves_the_hierarchy_as_it_was(kind, tmp_path
     monkeypatch.undo()
     assert [(n["level"], n["memories"]) for n in m.topics()] == before
     m.close()
+
+
+@pytest.mark.parametrize("kind", ["json", "sqlite"])
+def test_a_reflect_that_fails_part_way_logs_the_reflection_it_wrote(kind, tmp_path, tokenizer, t0):
+    hikes = ["I went hiking at Bukhansan with my sister.", "We went hiking again this weekend, the trail was muddy.",
+             "Hiking clears my head after night shifts."]
+    cello = ["I practised the cello for an hour tonight.", "My cello teacher praised my bowing.",
+             "I bought new cello strings downtown."]
+    m = _m(kind, tmp_path, tokenizer)
+    for i in range(3):
+        at = t0 + timedelta(days=i)
+        m.encode(content=hikes[i], session=f"s{i}", now=at)
+        m.encode(content=cello[i], session=f"s{i}", now=at + timedelta(hours=1))
+    m.consolidate(now=t0 + timedelta(days=3))
+    real, calls = m.reflector.embed_one, []
+
+    def gone_at_the_second(text):
+        calls.append(text)
+        if len(calls) == 2:
+            raise RuntimeError("the embedder went away")
+        return real(text)
+    m.reflector.embed_one = gone_at_the_second
+    with pytest.raises(RuntimeError, match="went away"):
+        m.reflect(now=t0 + timedelta(days=4))
+    m.encode(content="I had lunch with my sister.", session="s9", now=t0 + timedelta(days=5))  # a later commit
+    m.close()
+    m = _m(kind, tmp_path, tokenizer)
+    kept = list(m.store.records(RecordFilter(kinds=(MemoryKind.REFLECTION,))))
+    logged = {e.get("fact_id") for e in m.audit_log()}
+    assert kept and all(r.id in logged for r in kept)
+    m.close()
