@@ -55,8 +55,11 @@ def forget_closure(records: Iterable[MemoryRecord], seeds: Iterable[str]) -> set
 
 
 def derived_links(r: MemoryRecord) -> set[str]:
-    """Every memory a summary or reflection stands on: its turns, facts and evidence."""
-    return set(r.provenance) | set(r.metadata.get("summarizes", ())) | set(r.metadata.get("evidence", ()))
+    """Every memory a summary or reflection stands on: its turns, facts and
+    evidence, and what its writer was shown (a model may quote a memory it
+    does not cite)."""
+    return set(r.provenance) | set(r.metadata.get("summarizes", ())) | set(r.metadata.get("evidence", ())) \
+        | set(r.metadata.get("offered", ()))
 
 
 def unlink(r: MemoryRecord, gone: set[str], source_ids_of: dict[str, list[str]]) -> bool:

@@ -162,7 +162,7 @@ class Reflector:
         existing = {r.metadata.get("theme"): r for r in self.store.records(
             RecordFilter(project=project, kinds=(MemoryKind.REFLECTION,), statuses=(ACTIVE,))) if about(r) == who}
         # a theme whose evidence has not changed since it was reflected is not asked about again
-        patterns = [p for p in patterns if p.theme not in existing or set(existing[p.theme].provenance) != set(p.evidence)]
+        patterns = [p for p in patterns if p.theme not in existing or set(_shown(existing[p.theme])) != set(p.evidence)]
         if not patterns:
             return
         if self.proposer is None:
@@ -208,7 +208,7 @@ class Reflector:
     def _keep(self, project: str, who: str, theme: str, text: str, evidence: list[str], p: Pattern, existing: dict,
               now: datetime, writer: str) -> Decision | None:
         old = existing.get(theme)
-        if old is not None and set(old.provenance) == set(evidence):
+        if old is not None and set(old.provenance) == set(evidence) and set(_shown(old)) == set(p.evidence):
             return None  # nothing new about this theme
         recs = [self.store.get(i) for i in evidence]
         r = MemoryRecord(
@@ -218,7 +218,11 @@ class Reflector:
             valid_from=now, provenance=list(evidence),
             metadata={"subtype": REFLECTION_PATTERN, "theme": theme, "evidence": list(evidence), "sessions": p.sessions,
                       "topics": p.topics, "first": p.first.isoformat(), "last": p.last.isoformat(), "writer": writer,
-                      "subject": who})
+                      "subject": who,
+                      # what the writer was shown: a model may write from memories it does not cite, so a forget
+                      # of any of them takes the reflection (forgetting.derived_links), and an unchanged bundle is
+                      # not asked about again
+                      "offered": list(p.evidence)})
         self.store.put(r, self.embed_one(text))
         self.index.add(r)
         existing[theme] = r
@@ -233,6 +237,11 @@ class Reflector:
         self.store.update(r)
         return Decision(DecisionOp.UPDATE, text, r.id, old.id, None,
                         f"reflection on {theme!r} renewed: {p.sessions} sessions ({writer})", now, tuple(evidence))
+
+
+def _shown(r: MemoryRecord) -> list[str]:
+    """The memories a reflection's writer was shown (before session 40 only what it cited was kept)."""
+    return list(r.metadata.get("offered") or r.provenance)
 
 
 __all__ = ["ReflectionError", "Reflector"]

@@ -119,3 +119,46 @@ def test_a_reflect_that_fails_part_way_logs_the_reflection_it_wrote(kind, tmp_pa
     logged = {e.get("fact_id") for e in m.audit_log()}
     assert kept and all(r.id in logged for r in kept)
     m.close()
+
+
+HIKES = ["I went hiking at Bukhansan with my sister.", "We went hiking again this weekend, the trail was muddy.",
+         "Hiking clears my head after night shifts.", "Booked a hiking trip to Jirisan for May."]
+
+
+class QuotesAllCitesThree:
+    """A model that writes from every memory it is shown but cites three sessions' worth (a scripted stand-in
+    for the remote model; what it cites is what a real one may well do)."""
+
+    name = "scripted-model"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def propose(self, bundles):
+        self.calls += 1
+        out = []
+        for b in bundles:
+            cited, seen = [], set()
+            for e in b[1:]:
+                if e.session not in seen and len(seen) < 3:
+                    seen.add(e.session)
+                    cited.append(e.id)
+            out.append(("The user keeps hiking: " + " / ".join(e.content for e in b), cited))
+        return out
+
+
+def test_a_model_reflection_goes_with_any_memory_it_was_shown_and_is_not_asked_again(tmp_path, tokenizer, t0):
+    model = QuotesAllCitesThree()
+    m = MemorySystem(store=naia_store("json", tmp_path), embedder=HashingEmbedder(dim=64), tokenizer=tokenizer,
+                     config=EngineConfig(reflection=True), reflector=model)
+    _say(m, t0, HIKES)
+    [r] = list(m.store.records(RecordFilter(kinds=(MemoryKind.REFLECTION,))))
+    asked = model.calls
+    m.consolidate(now=t0 + timedelta(days=10))  # nothing new said: the bundle shown is the same
+    assert model.calls == asked
+    jirisan = next(x for x in m.store.records(RecordFilter(kinds=(MemoryKind.EPISODE,))) if "Jirisan" in x.content)
+    assert jirisan.id not in r.provenance  # quoted, not cited
+    m.forget(memory_id=jirisan.id)
+    assert m.get(r.id) is None
+    m.close()
+    assert not [p.name for p in tmp_path.rglob("*") if p.is_file() and b"jirisan" in p.read_bytes().lower()]
