@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -288,10 +288,8 @@ class Consolidator:
     def _cut_earlier(self, successor_id: str, fact: MemoryRecord, t: datetime) -> None:
         """An earlier value kept before ``fact`` that still held at ``t`` (an
         older log's turns come oldest first) ends where ``fact`` began."""
-        for r in self.store.records(RecordFilter(project=fact.project, kinds=(MemoryKind.FACT,), statuses=(SUPERSEDED,))):
-            start = r.valid_from or r.created_at
-            if r.id != fact.id and r.metadata.get("superseded_by_episode") == EARLIER_VALUE \
-                    and r.superseded_by == successor_id and start < t and (r.valid_to is None or t < r.valid_to):
+        for r, start in self._earlier_values(fact.project):
+            if r.id != fact.id and r.superseded_by == successor_id and start < t and (r.valid_to is None or t < r.valid_to):
                 r.valid_to, r.superseded_by = t, fact.id
                 self.store.update(r)
 
@@ -319,12 +317,16 @@ class Consolidator:
             return None
         # earlier values kept before this one (an older log imported in one go) are of the line too, linked
         # only by their end: the first of them said after ``t`` ends this one
-        for r in self.store.records(RecordFilter(project=fact.project, kinds=(MemoryKind.FACT,), statuses=(SUPERSEDED,))):
-            start = r.valid_from or r.created_at
-            if r.metadata.get("superseded_by_episode") == EARLIER_VALUE and r.superseded_by in seen \
-                    and t < start < found[1]:
+        for r, start in self._earlier_values(fact.project):
+            if r.superseded_by in seen and t < start < found[1]:
                 found = (r, start)
         return found
+
+    def _earlier_values(self, project: str) -> Iterator[tuple[MemoryRecord, datetime]]:
+        """The earlier values kept in ``project`` (an older log imported late), with when each began."""
+        for r in self.store.records(RecordFilter(project=project, kinds=(MemoryKind.FACT,), statuses=(SUPERSEDED,))):
+            if r.metadata.get("superseded_by_episode") == EARLIER_VALUE:
+                yield r, r.valid_from or r.created_at
 
     def _earlier(self, fact: MemoryRecord, depth: int = 3) -> tuple[str, ...]:
         """What the facts this one replaced said (newest first, at most ``depth``):

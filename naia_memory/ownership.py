@@ -25,7 +25,7 @@ from .records import ACTIVE, PATH_KEY, SUMMARY, MemoryRecord, ensure_aware, grou
 from .review import check_not_before
 from .stores.port import RecordFilter, StaleViewError
 from .validate import check_content, check_kinds, check_memory_id, check_name, check_query
-from .stale_retry import again_when_stale
+from .stale_retry import again_when_stale, holding_writes
 
 _FADING_MARKS = ("archived_at", "strength_at_archive", "revived_at")  # the old version's, not the correction's
 
@@ -234,14 +234,7 @@ class OwnerControls:
             self.store.append_log(entries)
             self._commit_with_owed()
         except StaleViewError:
-            try:
-                self.store.hold_writes()
-                self._caught_up(commit=False)
-                self.store.append_log(entries)
-                self._commit_with_owed()
-            except BaseException:
-                self.store.discard()
-                raise
+            holding_writes(self, lambda: self.store.append_log(entries))
 
     @locked
     def audit_log(self, *, op: str | Sequence[str] | None = None, since: datetime | None = None, until: datetime | None = None,

@@ -46,15 +46,7 @@ def again_when_stale(fn: F) -> F:
             # nothing was written; run again holding the write lock, on the file as it is
             with system._lock:
                 system._refuse_closed()
-                try:
-                    system.store.hold_writes()  # the write lock, and the file read again (the refusal marked it)
-                    system._caught_up(commit=False)  # the engine's maps; a commit now would let the lock go
-                    out = fn(*args, **kwargs)
-                except BaseException:
-                    system.store.discard()  # a failed call wrote nothing: its transaction must not hold the lock
-                    raise
-                system._commit()  # a call that wrote nothing (a turn the gate kept out) lets the lock go too
-                return out
+                return holding_writes(system, lambda: fn(*args, **kwargs))
         finally:
             depth[key] -= 1
             if not depth[key]:
@@ -62,4 +54,19 @@ def again_when_stale(fn: F) -> F:
     return call  # type: ignore[return-value]
 
 
-__all__ = ["again_when_stale"]
+def holding_writes(system: Any, run: Callable[[], Any]) -> Any:
+    """``run`` under the shared file's write lock, on the file as it is now
+    (read again: the refusal marked it stale), then committed; a failure
+    writes nothing and lets the lock go. The caller holds the engine's lock."""
+    try:
+        system.store.hold_writes()
+        system._caught_up(commit=False)  # the engine's maps; a commit now would let the lock go
+        out = run()
+    except BaseException:
+        system.store.discard()  # its transaction must not hold the lock
+        raise
+    system._commit()  # a call that wrote nothing (a turn the gate kept out) lets the lock go too
+    return out
+
+
+__all__ = ["again_when_stale", "holding_writes"]
